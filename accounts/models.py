@@ -1,0 +1,217 @@
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+
+class MemorySettings(models.Model):
+    """A user's own switches for memory, created with the user."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_settings"
+    )
+    memory_enabled = models.BooleanField(_("memory on"), default=False)
+    auto_extract = models.BooleanField(_("automatic extraction"), default=True)
+    review_extracted = models.BooleanField(
+        _("review extracted memories before saving"), default=False
+    )
+    show_citations = models.BooleanField(_("show citations"), default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("memory settings")
+        verbose_name_plural = _("memory settings")
+
+    def __str__(self) -> str:
+        return f"Memory settings of {self.user}"
+
+    @classmethod
+    def for_user(cls, user: AbstractBaseUser | AnonymousUser) -> MemorySettings:
+        memory_settings, _created = cls.objects.get_or_create(
+            user_id=user.pk, defaults=cls.server_defaults()
+        )
+        return memory_settings
+
+    @staticmethod
+    def server_defaults() -> dict[str, bool]:
+        return {
+            "memory_enabled": settings.MEMORY_ENABLED_BY_DEFAULT,
+            "review_extracted": settings.MEMORY_REVIEW_BY_DEFAULT,
+        }
+
+
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
+    def active(self) -> ApiTokenQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiToken(models.Model):
+    """A personal API token. Only a SHA-256 hash of the secret is stored."""
+
+    PREFIX = "mem_"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(_("name"), max_length=100)
+    token_prefix = models.CharField(
+        max_length=16, help_text="The first characters, to recognise it."
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.token_prefix}…)"
+
+    @staticmethod
+    def hash_secret(secret: str) -> str:
+        return hashlib.sha256(secret.encode()).hexdigest()
+
+    @classmethod
+    def issue(cls, *, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
+        """Create a token and return it with its secret, which is never shown again."""
+        secret = cls.PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(
+            user=user, name=name, token_prefix=secret[:10], token_hash=cls.hash_secret(secret)
+        )
+        return token, secret
+
+    @classmethod
+    def authenticate(cls, secret: str) -> ApiToken | None:
+        token = (
+            cls.objects.active()
+            .select_related("user")
+            .filter(token_hash=cls.hash_secret(secret), user__is_active=True)
+            .first()
+        )
+        if token is not None:
+            # One write a minute at most: recall must stay fast.
+            now = timezone.now()
+            if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+                token.last_used_at = now
+                token.save(update_fields=["last_used_at"])
+        return token
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Team(models.Model):
+    name = models.CharField(_("name"), max_length=100)
+    slug = models.SlugField(max_length=120, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self.slug:
+            self.slug = unique_slug(Team, self.name)
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", _("Owner")
+    ADMIN = "admin", _("Admin")
+    MEMBER = "member", _("Member")
+    VIEWER = "viewer", _("Viewer")
+
+
+# Roles that may write a project's memories, and roles that may manage a team.
+WRITER_ROLES = (Role.OWNER, Role.ADMIN, Role.MEMBER)
+MANAGER_ROLES = (Role.OWNER, Role.ADMIN)
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "user"], name="unique_team_membership")
+        ]
+        ordering = ["team", "user"]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class ProjectQuerySet(models.QuerySet["Project"]):
+    def for_member(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
+        """Projects of the teams the user belongs to, whatever the role."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(team__memberships__user=user)
+
+    def writable_by(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(team__memberships__user=user, team__memberships__role__in=WRITER_ROLES)
+
+
+class Project(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="projects")
+    name = models.CharField(_("name"), max_length=100)
+    slug = models.SlugField(max_length=120, unique=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ProjectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self.slug:
+            self.slug = unique_slug(Project, self.name)
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def role_of(self, user: AbstractBaseUser | AnonymousUser) -> str | None:
+        if not user.is_authenticated:
+            return None
+        membership = Membership.objects.filter(team_id=self.team_id, user_id=user.pk).first()
+        return membership.role if membership else None
+
+    def can_write(self, user: AbstractBaseUser | AnonymousUser) -> bool:
+        return self.role_of(user) in WRITER_ROLES
+
+
+def unique_slug(model: type[models.Model], name: str) -> str:
+    base = slugify(name, allow_unicode=False)[:100] or "item"
+    slug, n = base, 2
+    while model._default_manager.filter(slug=slug).exists():
+        slug, n = f"{base}-{n}", n + 1
+    return slug

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from accounts import views
+
+urlpatterns = [
+    # API tokens
+    path("settings/tokens/", views.token_list, name="token-list"),
+    path("settings/tokens/new", views.token_create, name="token-create"),
+    path("settings/tokens/<int:token_id>/revoke", views.token_revoke, name="token-revoke"),
+]

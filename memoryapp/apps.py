@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class MemoryappConfig(AppConfig):
+    name = "memoryapp"
+    verbose_name = "Memory"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from memoryapp.jobs import ensure_schedules
+
+        post_migrate.connect(ensure_schedules, sender=self)

@@ -1,0 +1,168 @@
+"""Settings for memoryapp: everything that varies comes from the environment.
+
+The README lists every variable with its default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.utils.translation import gettext_lazy as _
+
+from memoryapp.database import database_settings
+from memoryapp.env import envbool, envfloat, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = envbool("DEBUG", False)
+# The default key is public: production must set SECRET_KEY (`manage.py check --deploy` says so).
+SECRET_KEY = envstr("SECRET_KEY", "django-insecure-dev-only-set-SECRET_KEY-in-production")
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "template_partials",
+    "django_q",
+    "allauth",
+    "allauth.account",
+    "accounts",
+    "memoryapp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "memoryapp.middleware.ApiBodySizeLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "memoryapp.urls"
+WSGI_APPLICATION = "memoryapp.wsgi.application"
+ASGI_APPLICATION = "memoryapp.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_settings(os.environ, BASE_DIR)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# django-allauth: accounts are identified by email.
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"
+ACCOUNT_EMAIL_VERIFICATION = envstr("ACCOUNT_EMAIL_VERIFICATION", "optional")
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_LOGOUT_ON_GET = False
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "/"
+ACCOUNT_LOGOUT_REDIRECT_URL = "/"
+
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 587)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "memoryapp <noreply@localhost>")
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("简体中文"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = envstr("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", True)
+WHITENOISE_MANIFEST_STRICT = False
+
+SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# django-q2: the ORM broker keeps jobs in the same PostgreSQL; REDIS_URL moves them to Redis.
+Q_CLUSTER = {
+    "name": "memoryapp",
+    "workers": envint("Q_WORKERS", 2),
+    "timeout": envint("Q_TIMEOUT", 300),
+    "retry": envint("Q_RETRY", 360),
+    "max_attempts": envint("Q_MAX_ATTEMPTS", 5),
+    "catch_up": False,
+    "sync": envbool("Q_SYNC", False),
+    "orm": "default",
+}
+REDIS_URL = envstr("REDIS_URL", "")
+if REDIS_URL:
+    Q_CLUSTER.pop("orm")
+    Q_CLUSTER["redis"] = REDIS_URL
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}
+
+# Memory behaviour.
+MEMORY_ENABLED_BY_DEFAULT = envbool("MEMORY_ENABLED_BY_DEFAULT", False)
+MEMORY_REVIEW_BY_DEFAULT = envbool("MEMORY_REVIEW_BY_DEFAULT", False)
+MEMORY_EMBEDDING_PROVIDER = envstr("MEMORY_EMBEDDING_PROVIDER", "local")
+MEMORY_EMBEDDING_DIMENSIONS = envint("MEMORY_EMBEDDING_DIMENSIONS", 384)
+API_MAX_BODY_BYTES = envint("API_MAX_BODY_BYTES", 1_000_000)
+WORKER_HEARTBEAT_MAX_AGE_SECONDS = envint("WORKER_HEARTBEAT_MAX_AGE_SECONDS", 180)
+MEMORY_DEFAULT_CONFIDENCE = envfloat("MEMORY_DEFAULT_CONFIDENCE", 0.8)

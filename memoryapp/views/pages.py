@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from memoryapp.api.errors import error_response
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "home.html")
+
+
+def api_not_found(request: HttpRequest) -> HttpResponse:
+    return error_response("NOT_FOUND", f"No API endpoint at {request.path}.")
