@@ -26,6 +26,8 @@ class MemorySettings(models.Model):
         _("review extracted memories before saving"), default=False
     )
     show_citations = models.BooleanField(_("show citations"), default=True)
+    # Changes made by extraction after this moment are announced as "Memory updated".
+    notices_seen_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -117,6 +119,10 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+def _invitation_token() -> str:
+    return secrets.token_urlsafe(32)
 
 
 class Team(models.Model):
@@ -215,3 +221,26 @@ def unique_slug(model: type[models.Model], name: str) -> str:
     while model._default_manager.filter(slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1
     return slug
+
+
+class Invitation(models.Model):
+    """An invitation to join a team, accepted through a link by signing in or up."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    token = models.CharField(max_length=64, unique=True, default=_invitation_token)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.team}"

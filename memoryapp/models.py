@@ -376,3 +376,97 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} at {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
+
+class AccessLog(models.Model):
+    """One injection: which token or app asked, when, and which memories it received."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_access_logs"
+    )
+    api_token = models.ForeignKey(
+        "accounts.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    client = models.CharField(max_length=100, blank=True, default="")
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    memory_ids = ArrayField(models.BigIntegerField(), default=list)
+    block_hash = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return (
+            f"{len(self.memory_ids)} memories for {self.user} at {self.created_at:%Y-%m-%d %H:%M}"
+        )
+
+
+class ExtractionTrigger(models.TextChoices):
+    TURNS = "turns", _("Every few user turns")
+    END = "end", _("Conversation ended")
+    SUMMARY = "summary", _("Compaction summary")
+    MANUAL = "manual", _("Asked for")
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    SKIPPED = "skipped", _("Skipped")
+
+
+class ExtractionRun(models.Model):
+    """One extraction job over a window of a conversation's messages."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="extraction_runs"
+    )
+    trigger = models.CharField(max_length=10, choices=ExtractionTrigger.choices)
+    extractor = models.CharField(max_length=20, default="rules")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    skip_reason = models.CharField(max_length=200, blank=True, default="")
+    # The window: message positions first..last (inclusive), fixed when the run starts.
+    window_first = models.PositiveIntegerField(null=True, blank=True)
+    window_last = models.PositiveIntegerField(null=True, blank=True)
+    # A compaction summary sent with the trigger, when there is one.
+    summary = models.TextField(blank=True, default="")
+    candidates = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    merged = models.PositiveIntegerField(default=0)
+    superseded = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    dropped_sensitive = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    # What an LLM answered when it could not be parsed, kept for diagnosis and retry.
+    raw_output = models.TextField(blank=True, default="")
+    task_id = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Extraction #{self.pk} of {self.conversation} ({self.status})"
+
+
+class ForgettingReport(models.Model):
+    """What one run of the forgetting job did, by outcome and kind."""
+
+    run_on = models.DateField(unique=True)
+    counts = models.JSONField(default=dict)
+    duration_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-run_on"]
+
+    def __str__(self) -> str:
+        return f"Forgetting on {self.run_on}"
