@@ -11,7 +11,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 
 
 class MemorySettings(models.Model):
@@ -87,7 +87,7 @@ class ApiToken(models.Model):
         return hashlib.sha256(secret.encode()).hexdigest()
 
     @classmethod
-    def issue(cls, *, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
+    def issue(cls, *, user: User, name: str) -> tuple[ApiToken, str]:
         """Create a token and return it with its secret, which is never shown again."""
         secret = cls.PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(

@@ -2,19 +2,20 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.forms import TokenForm
 from accounts.models import ApiToken
+from memoryapp.http import AuthenticatedHttpRequest
 
 
 def _token_page(
-    request: HttpRequest, form: TokenForm, new_secret: str | None = None
+    request: AuthenticatedHttpRequest, form: TokenForm, new_secret: str | None = None
 ) -> HttpResponse:
-    tokens = ApiToken.objects.filter(user_id=request.user.pk)
+    tokens = ApiToken.objects.filter(user=request.user)
     return render(
         request,
         "accounts/tokens.html",
@@ -25,25 +26,25 @@ def _token_page(
 
 @login_required
 @require_GET
-def token_list(request: HttpRequest) -> HttpResponse:
+def token_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _token_page(request, TokenForm())
 
 
 @login_required
 @require_POST
-def token_create(request: HttpRequest) -> HttpResponse:
+def token_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = TokenForm(request.POST)
     if not form.is_valid():
         return _token_page(request, form)
-    _token, secret = ApiToken.issue(user=request.user, name=form.cleaned_data["name"])  # type: ignore[arg-type]
+    _token, secret = ApiToken.issue(user=request.user, name=form.cleaned_data["name"])
     # The secret is rendered in this response only; it is stored hashed.
     return _token_page(request, TokenForm(), new_secret=secret)
 
 
 @login_required
 @require_POST
-def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    token = get_object_or_404(ApiToken, pk=token_id, user_id=request.user.pk)
+def token_revoke(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
+    token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
     token.revoke()
     messages.success(request, _("Token “%(name)s” revoked.") % {"name": token.name})
     return redirect("token-list")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from memoryapp.models import Conversation, Memory, MemoryEvent, Message, WorkerHeartbeat
 
@@ -9,10 +10,9 @@ class MemoryEventInline(admin.TabularInline):
     model = MemoryEvent
     extra = 0
     can_delete = False
-    fields = ["created_at", "action", "actor", "actor_label", "before", "after"]
-    readonly_fields = fields
+    fields = readonly_fields = ("created_at", "action", "actor", "actor_label", "before", "after")
 
-    def has_add_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest, obj: Memory | None = None) -> bool:
         return False
 
 

@@ -30,7 +30,7 @@ from memoryapp.models import (
 )
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
     from memoryapp.models import Conversation
 
@@ -49,7 +49,7 @@ def _record(
     memory: Memory,
     action: str,
     *,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     actor_label: str = "",
     before: dict[str, Any] | None,
     batch: uuid.UUID | None = None,
@@ -78,7 +78,7 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
 @transaction.atomic
 def memory_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     content: str,
     kind: str = Kind.FACT,
     scope: str = Scope.USER,
@@ -93,7 +93,7 @@ def memory_create(
     evidence: list[dict[str, Any]] | None = None,
     metadata: dict[str, Any] | None = None,
     valid_from: datetime | None = None,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     actor_label: str = "",
     batch: uuid.UUID | None = None,
 ) -> Memory:
@@ -131,7 +131,7 @@ def memory_update(
     memory: Memory,
     changes: dict[str, Any],
     expected_revision: int | None,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     actor_label: str = "",
     batch: uuid.UUID | None = None,
 ) -> Memory:
@@ -166,7 +166,7 @@ def memory_update(
 
 
 def memory_set_pinned(
-    *, memory: Memory, pinned: bool, actor: AbstractBaseUser | None, actor_label: str = ""
+    *, memory: Memory, pinned: bool, actor: User | None, actor_label: str = ""
 ) -> Memory:
     return memory_update(
         memory=memory,
@@ -183,7 +183,7 @@ def _set_state(
     action: str,
     fields: dict[str, Any],
     *,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     actor_label: str,
     batch: uuid.UUID | None,
 ) -> Memory:
@@ -202,7 +202,7 @@ def _set_state(
 def memory_delete(
     *,
     memory: Memory,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     actor_label: str = "",
     batch: uuid.UUID | None = None,
 ) -> Memory:
@@ -220,7 +220,7 @@ def memory_delete(
 def memory_restore(
     *,
     memory: Memory,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     actor_label: str = "",
     batch: uuid.UUID | None = None,
 ) -> Memory:
@@ -235,9 +235,7 @@ def memory_restore(
     )
 
 
-def memory_accept(
-    *, memory: Memory, actor: AbstractBaseUser | None, actor_label: str = ""
-) -> Memory:
+def memory_accept(*, memory: Memory, actor: User | None, actor_label: str = "") -> Memory:
     return _set_state(
         memory,
         EventAction.ACCEPTED,
@@ -248,9 +246,7 @@ def memory_accept(
     )
 
 
-def memory_reject(
-    *, memory: Memory, actor: AbstractBaseUser | None, actor_label: str = ""
-) -> Memory:
+def memory_reject(*, memory: Memory, actor: User | None, actor_label: str = "") -> Memory:
     return _set_state(
         memory,
         EventAction.REJECTED,
@@ -263,7 +259,7 @@ def memory_reject(
 
 @transaction.atomic
 def memory_supersede(
-    *, old: Memory, new: Memory, actor: AbstractBaseUser | None, actor_label: str = ""
+    *, old: Memory, new: Memory, actor: User | None, actor_label: str = ""
 ) -> Memory:
     """``new`` replaces ``old``: the old one stays, valid until the new one began."""
     return _set_state(
@@ -277,7 +273,7 @@ def memory_supersede(
 
 
 def memories_delete(
-    *, memories: Iterable[Memory], actor: AbstractBaseUser | None, actor_label: str = ""
+    *, memories: Iterable[Memory], actor: User | None, actor_label: str = ""
 ) -> uuid.UUID:
     """Trash several memories as one batch; ``memory_undo_batch`` brings exactly them back."""
     batch = uuid.uuid4()
@@ -295,7 +291,7 @@ _UNDOABLE_TIMES = ("deleted_at", "forgotten_at", "valid_until")
 
 @transaction.atomic
 def memory_undo_batch(
-    *, batch: uuid.UUID, actor: AbstractBaseUser | None, actor_label: str = ""
+    *, batch: uuid.UUID, actor: User | None, actor_label: str = ""
 ) -> list[Memory]:
     """Reverse every change of a batch: each memory goes back to its state before it.
 

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
+
+from accounts.models import Project
+from memoryapp.models import Memory, Scope, Status
+from memoryapp.services import memory_create, memory_delete
+
+
+def test_who_sees_what(alice: Any, bob: Any, vera: Any, charlie: Any, project: Project) -> None:
+    personal = memory_create(owner=alice, content="Alice's personal note", actor=alice)
+    shared = memory_create(
+        owner=alice, content="Project fact", scope=Scope.PROJECT, project=project, actor=alice
+    )
+    charlies = memory_create(owner=charlie, content="Charlie's note", actor=charlie)
+
+    assert set(Memory.objects.visible_to(alice)) == {personal, shared}
+    assert set(Memory.objects.visible_to(bob)) == {shared}
+    assert set(Memory.objects.visible_to(vera)) == {shared}
+    assert set(Memory.objects.visible_to(charlie)) == {charlies}
+    assert list(Memory.objects.visible_to(AnonymousUser())) == []
+
+    assert set(Memory.objects.writable_by(bob)) == {shared}
+    assert list(Memory.objects.writable_by(vera)) == []
+    assert shared.can_write(bob) and not shared.can_write(vera) and not shared.can_write(charlie)
+    assert personal.can_write(alice) and not personal.can_write(bob)
+
+
+def test_liveness_and_validity(alice: Any) -> None:
+    now = timezone.now()
+    active = memory_create(owner=alice, content="Active", actor=alice)
+    pending = memory_create(owner=alice, content="Pending", status=Status.PENDING, actor=alice)
+    trashed = memory_create(owner=alice, content="Trashed", actor=alice)
+    memory_delete(memory=trashed, actor=alice)
+    forgotten = memory_create(owner=alice, content="Forgotten", actor=alice)
+    Memory.objects.filter(pk=forgotten.pk).update(forgotten_at=now)
+    expired = memory_create(owner=alice, content="Expired", actor=alice)
+    Memory.objects.filter(pk=expired.pk).update(
+        valid_from=now - timedelta(days=10), valid_until=now - timedelta(days=1)
+    )
+
+    assert set(Memory.objects.alive()) == {active, pending, expired}
+    assert set(Memory.objects.in_effect()) == {active}
+    assert set(Memory.objects.in_effect(now - timedelta(days=2))) == {expired}
+    assert list(Memory.objects.pending_review()) == [pending]
+    assert list(Memory.objects.in_trash()) == [trashed]
+    assert list(Memory.objects.forgotten()) == [forgotten]
