@@ -9,6 +9,7 @@ last one exits, so it is never started twice nor stopped under a user.
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ def embedded_database(pgdata: Path) -> dict[str, Any]:
 
     pgdata = pgdata.expanduser().resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    _forget_dead_processes(pgdata)
     server = pgserver.get_server(pgdata, cleanup_mode="stop")
     info = server.get_postmaster_info()
     host = str(info.socket_dir)
@@ -57,3 +59,26 @@ def embedded_database(pgdata: Path) -> dict[str, Any]:
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
     }
+
+
+def _forget_dead_processes(pgdata: Path) -> None:
+    """Drop processes that died without saying so from pgserver's list of users of the server.
+
+    pgserver stops the server when the last process on that list exits; a process
+    killed outright never leaves it (and one killed while writing leaves the file
+    empty), which would keep the server running forever or break the next start.
+    """
+    import psutil
+    from pgserver.postgres_server import PostgresServer
+
+    handles = pgdata / ".handle_pids.json"
+    if not handles.exists():
+        return
+    with PostgresServer._lock:
+        try:
+            pids = json.loads(handles.read_text())
+        except ValueError:
+            pids = None
+        alive = [pid for pid in pids or [] if isinstance(pid, int) and psutil.pid_exists(pid)]
+        if alive != pids:
+            handles.write_text(json.dumps(alive))
