@@ -334,7 +334,7 @@ class Conversation(models.Model):
         return self.title or self.external_id
 
 
-class Role(models.TextChoices):
+class MessageRole(models.TextChoices):
     USER = "user", _("User")
     ASSISTANT = "assistant", _("Assistant")
     SYSTEM = "system", _("System")
@@ -345,7 +345,7 @@ class Message(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="messages"
     )
-    role = models.CharField(max_length=10, choices=Role.choices)
+    role = models.CharField(max_length=10, choices=MessageRole.choices)
     content = models.TextField()
     external_id = models.CharField(max_length=200)
     # 1, 2, 3… in the order received; extraction windows are ranges of positions.
