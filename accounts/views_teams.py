@@ -204,7 +204,7 @@ def team_member_role(request: HttpRequest, slug: str, member_id: int) -> HttpRes
         return _people_response(request, membership, error=str(refusal))
     membership.refresh_from_db()
     notice = _("%(user)s is now %(role)s.") % {
-        "user": target.user,
+        "user": target.user.email,
         "role": target.get_role_display().lower(),  # type: ignore[attr-defined]
     }
     return _people_response(request, membership, notice=notice)
@@ -221,7 +221,7 @@ def team_member_remove(request: HttpRequest, slug: str, member_id: int) -> HttpR
         services.membership_remove(acting=membership, target=target)
     except services.TeamRuleError as refusal:
         return _people_response(request, membership, error=str(refusal))
-    notice = _("%(user)s was removed from the team.") % {"user": target.user}
+    notice = _("%(user)s was removed from the team.") % {"user": target.user.email}
     return _people_response(request, membership, notice=notice)
 
 
