@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from accounts.models import Invitation, Membership, Project, Role, Team
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 
 class TeamRuleError(Exception):
@@ -28,7 +28,7 @@ class TeamRuleError(Exception):
 
 
 @transaction.atomic
-def team_create(*, name: str, owner: AbstractBaseUser) -> Team:
+def team_create(*, name: str, owner: User) -> Team:
     team = Team.objects.create(name=name.strip())
     Membership.objects.create(team=team, user=owner, role=Role.OWNER)
     return team
@@ -84,7 +84,7 @@ def membership_remove(*, acting: Membership, target: Membership) -> None:
 
 @transaction.atomic
 def invitation_send(
-    *, team: Team, email: str, role: str, invited_by: AbstractBaseUser, base_url: str
+    *, team: Team, email: str, role: str, invited_by: User, base_url: str
 ) -> Invitation:
     """Invite ``email`` (a fresh link each time; earlier open invitations to it are replaced).
 
@@ -107,7 +107,7 @@ def invitation_send(
     return invitation
 
 
-def invitation_matches(invitation: Invitation, user: AbstractBaseUser) -> bool:
+def invitation_matches(invitation: Invitation, user: User) -> bool:
     """Whether ``user`` signed in with the address the invitation was sent to."""
     from allauth.account.models import EmailAddress
 
@@ -118,7 +118,7 @@ def invitation_matches(invitation: Invitation, user: AbstractBaseUser) -> bool:
 
 
 @transaction.atomic
-def invitation_accept(*, invitation: Invitation, user: AbstractBaseUser) -> Membership:
+def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if invitation.accepted_at is not None:
         raise TeamRuleError(_("This invitation has already been used."))

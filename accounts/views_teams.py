@@ -25,9 +25,11 @@ from accounts.models import MANAGER_ROLES, Invitation, Membership, Project, Role
 
 def _grantable_roles(acting: Membership) -> list[tuple[str, str]]:
     """The roles ``acting`` may give: only an owner makes owners."""
-    if acting.role == Role.OWNER:
-        return list(Role.choices)
-    return [(value, label) for value, label in Role.choices if value != Role.OWNER]
+    return [
+        (value, str(label))
+        for value, label in Role.choices
+        if value != Role.OWNER or acting.role == Role.OWNER
+    ]
 
 
 def _people_context(membership: Membership, invite_form: InvitationForm | None = None) -> dict:
@@ -205,7 +207,7 @@ def team_member_role(request: HttpRequest, slug: str, member_id: int) -> HttpRes
     membership.refresh_from_db()
     notice = _("%(user)s is now %(role)s.") % {
         "user": target.user.email,
-        "role": target.get_role_display().lower(),  # type: ignore[attr-defined]
+        "role": target.get_role_display().lower(),
     }
     return _people_response(request, membership, notice=notice)
 
@@ -237,17 +239,17 @@ def team_invitation(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "accounts/invitation.html", context)
     if request.method == "POST":
         try:
-            membership = services.invitation_accept(invitation=invitation, user=request.user)  # type: ignore[arg-type]
+            membership = services.invitation_accept(invitation=invitation, user=request.user)
         except services.TeamRuleError as refusal:
             context["error"] = str(refusal)
             return render(request, "accounts/invitation.html", context, status=400)
         messages.success(request, _("Welcome to “%(team)s”.") % {"team": membership.team.name})
         return redirect("team-detail", membership.team.slug)
-    if invitation.accepted_at is None and not services.invitation_matches(invitation, request.user):  # type: ignore[arg-type]
+    if invitation.accepted_at is None and not services.invitation_matches(invitation, request.user):
         context["error"] = _(
             "This invitation was sent to %(email)s, but you are signed in as %(current)s. "
             "Log out and sign in with the invited address, or ask for an invitation to yours."
-        ) % {"email": invitation.email, "current": request.user.email}  # type: ignore[union-attr]
+        ) % {"email": invitation.email, "current": request.user.email}
     context["already_member"] = Membership.objects.filter(
         team=invitation.team, user_id=request.user.pk
     ).exists()

@@ -36,7 +36,7 @@ from memoryapp.models import KIND_ALIASES, Kind, Memory, MemoryQuerySet, Scope
 from memoryapp.services import clean_tags
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
     from django.core.files.uploadedfile import UploadedFile
 
     from accounts.models import Project
@@ -395,9 +395,10 @@ def _make_item(
     meta: dict[str, Any] = {}
     comment = _META_COMMENT.search(lines[-1])
     if comment and _is_meta(comment["body"]):
-        meta = _parse_meta(context.path, last_line, comment["body"], problems)
-        if meta is None:
+        read_meta = _parse_meta(context.path, last_line, comment["body"], problems)
+        if read_meta is None:
             return None
+        meta = read_meta
         lines = [*lines[:-1], lines[-1][: comment.start()]]
     content = "\n".join(lines).strip()
     if not content:
@@ -576,7 +577,7 @@ def _plan_known(item: FileItem, memory: Memory) -> PlannedUpdate | PlannedSkip:
 class MemoryFilesTarget:
     """Personal memories of ``user``, or the memories of ``project`` as ``user`` sees them."""
 
-    user: AbstractBaseUser
+    user: User
     project: Project | None = None
 
     @property

@@ -61,7 +61,9 @@ def known_set(owner: Any) -> dict[str, Memory]:
         ),
         "chinese": create(
             owner=owner,
-            content="学习中文，每天十个词。",  # noqa: RUF001, kind=Kind.GOAL, tags=["语言"]
+            content="学习中文，每天十个词。",  # noqa: RUF001
+            kind=Kind.GOAL,
+            tags=["语言"],
         ),
     }
     trashed = create(owner=owner, content="An old context note.", kind=Kind.CONTEXT)

@@ -30,6 +30,7 @@ def target_from_options(options: dict[str, Any]) -> MemoryFilesTarget:
         if user is None:
             raise CommandError(f"No user with the email {options['user']}.")
     if not options["project"]:
+        assert user is not None  # one of the two options was given
         return MemoryFilesTarget(user=user)
     project = Project.objects.filter(slug=options["project"]).first()
     if project is None:

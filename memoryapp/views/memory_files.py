@@ -164,10 +164,7 @@ def files_confirm(request: HttpRequest, slug: str | None = None) -> HttpResponse
         return _preview(request, target, files, plan, warning=warning)
     try:
         batch = services.memories_import(
-            plan=plan,
-            owner=request.user,
-            project=target.project,
-            actor=request.user,  # type: ignore[arg-type]
+            plan=plan, owner=target.user, project=target.project, actor=target.user
         )
     except services.MemoryConflict:
         plan = target.plan(files)
@@ -186,7 +183,7 @@ def files_undo(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     if batch is None:
         raise Http404("No such import.")
     _batch_events(target, batch)
-    undone = services.memory_undo_batch(batch=batch, actor=request.user)  # type: ignore[arg-type]
+    undone = services.memory_undo_batch(batch=batch, actor=target.user)
     messages.success(
         request,
         _("Import undone: %(count)s memories are as they were before it.") % {"count": len(undone)},

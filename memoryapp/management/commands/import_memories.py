@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
 
 from memoryapp import services
 from memoryapp.management.files_target import add_target_arguments, target_from_options
@@ -43,7 +44,8 @@ class Command(BaseCommand):
             actor=None,
             actor_label="import_memories command",
         )
-        self.stdout.write(f"Imported as batch {batch}; undo it from the Memory files page.")
+        page = reverse("project-files", args=[project.slug]) if project else reverse("memory-files")
+        self.stdout.write(f"Imported. To see or undo this import: {page}?imported={batch}")
 
     def _print_plan(self, plan: ImportPlan) -> None:
         for problem in plan.problems:
