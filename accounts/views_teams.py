@@ -110,10 +110,18 @@ def _team_list_page(request: HttpRequest, form: TeamForm) -> HttpResponse:
         .select_related("team")
         .order_by("team__name")
     )
+    invitations = [
+        invitation
+        for invitation in Invitation.objects.filter(
+            email__iexact=request.user.email,  # type: ignore[union-attr]
+            accepted_at__isnull=True,
+        ).select_related("team")
+        if not invitation.is_expired
+    ]
     return render(
         request,
         "accounts/team_list.html",
-        {"memberships": memberships, "form": form},
+        {"memberships": memberships, "invitations": invitations, "form": form},
         status=400 if form.errors else 200,
     )
 

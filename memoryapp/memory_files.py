@@ -62,8 +62,9 @@ KIND_TITLES: dict[str, str] = {
 CORE_DIR = "_core"
 TOPICS_DIR = "topics"
 
-# Bounds on what one import reads, so an upload cannot exhaust memory.
-MAX_IMPORT_BYTES = 5 * 1024 * 1024
+# Bounds on what one import reads, so an upload cannot exhaust memory. The files ride
+# along in the confirmation form, which must stay under DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
+MAX_IMPORT_BYTES = 2 * 1024 * 1024
 MAX_IMPORT_FILES = 500
 
 _META_KEYS = ("id", "tags", "importance")

@@ -41,6 +41,10 @@ def test_invited_user_accepts_while_signed_in(
 
     dora = make_user("dora@example.com")
     client = client_for(dora)
+    assert (
+        f'href="{link}">Join {team.name} as viewer'
+        in client.get(reverse("team-list")).content.decode()
+    )
     page = client.get(link).content.decode()
     assert "Accept invitation" in page and "makes you viewer" in page
     response = client.post(link)

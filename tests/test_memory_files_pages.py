@@ -284,3 +284,34 @@ def test_a_viewer_sees_no_import_form_and_an_archived_project_takes_no_import(
         reverse("project-files-preview", args=[project.slug]), {"files": [md("f.md", "- x\n")]}
     )
     assert response.status_code == 403
+
+
+def test_an_import_is_undone_once_and_not_over_later_edits(alice: Any) -> None:
+    client = client_for(alice)
+    response = preview_and_confirm(
+        client, "/settings/memories/files", md("goals.md", "- 学习中文。\n")
+    )
+    batch = response["Location"].split("imported=")[1]
+    memory = Memory.objects.get()
+    assert (memory.content, memory.kind) == ("学习中文。", Kind.GOAL)
+
+    services.memory_update(
+        memory=memory, changes={"tags": ["zh"]}, expected_revision=None, actor=alice
+    )
+    page = client.get(response["Location"]).content.decode()
+    assert "Undo this import" not in page and "can no longer be undone" in page
+    response = client.post(reverse("memory-files-undo"), {"batch": batch}, follow=True)
+    assert "cannot be undone" in response.content.decode()
+    memory.refresh_from_db()
+    assert memory.deleted_at is None
+
+
+def test_a_second_undo_is_refused(alice: Any) -> None:
+    client = client_for(alice)
+    response = preview_and_confirm(client, "/settings/memories/files", md("facts.md", "- Once.\n"))
+    batch = response["Location"].split("imported=")[1]
+    client.post(reverse("memory-files-undo"), {"batch": batch})
+    events = MemoryEvent.objects.count()
+    response = client.post(reverse("memory-files-undo"), {"batch": batch}, follow=True)
+    assert "cannot be undone" in response.content.decode()
+    assert MemoryEvent.objects.count() == events

@@ -72,6 +72,17 @@ def _batch_events(target: MemoryFilesTarget, batch: uuid.UUID) -> list[MemoryEve
     return events
 
 
+def _is_undoable(events: list[MemoryEvent]) -> bool:
+    """Whether undoing the batch loses nothing: none of its memories changed after it.
+
+    This also makes a second undo of the same import a refusal rather than a repeat.
+    """
+    last_id = max(event.pk for event in events)
+    return not MemoryEvent.objects.filter(
+        memory_id__in={event.memory_id for event in events}, pk__gt=last_id
+    ).exists()
+
+
 def _parse_batch(raw: str | None) -> uuid.UUID | None:
     try:
         return uuid.UUID(raw or "")
@@ -90,6 +101,7 @@ def files_page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
             "batch": batch,
             "added": [e.memory for e in events if e.action == EventAction.CREATED],
             "updated": [e.memory for e in events if e.action != EventAction.CREATED],
+            "undoable": _is_undoable(events),
         }
     return render(request, "memoryapp/memory_files.html", _context(request, target, result=result))
 
@@ -116,7 +128,7 @@ def _preview(
         request,
         target,
         plan=plan,
-        files_json=json.dumps(files),
+        files_json=json.dumps(files, ensure_ascii=False),
         fingerprint=plan.fingerprint(),
         warning=warning,
     )
@@ -182,7 +194,14 @@ def files_undo(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     batch = _parse_batch(request.POST.get("batch"))
     if batch is None:
         raise Http404("No such import.")
-    _batch_events(target, batch)
+    if not _is_undoable(_batch_events(target, batch)):
+        messages.error(
+            request,
+            _(
+                "This import cannot be undone: it was undone already, or its memories changed since."
+            ),
+        )
+        return redirect(_urls(target)["files"])
     undone = services.memory_undo_batch(batch=batch, actor=target.user)
     messages.success(
         request,
