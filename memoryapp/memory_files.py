@@ -24,7 +24,7 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -205,7 +205,9 @@ def read_uploads(uploads: Iterable[UploadedFile]) -> tuple[dict[str, str], list[
 
     for upload in uploads:
         name = PurePosixPath((upload.name or "upload").replace("\\", "/")).name
-        if name.lower().endswith(".zip"):
+        if (upload.size or 0) > MAX_IMPORT_BYTES:
+            problems.append(FileProblem(name, None, _("too much to import at once.")))
+        elif name.lower().endswith(".zip"):
             _read_zip(name, upload.read(MAX_IMPORT_BYTES + 1), add, problems)
         elif name.lower().endswith(".md"):
             add(name, upload.read(MAX_IMPORT_BYTES + 1))
@@ -214,7 +216,9 @@ def read_uploads(uploads: Iterable[UploadedFile]) -> tuple[dict[str, str], list[
     return files, problems
 
 
-def _read_zip(name: str, data: bytes, add: Any, problems: list[FileProblem]) -> None:
+def _read_zip(
+    name: str, data: bytes, add: Callable[[str, bytes], None], problems: list[FileProblem]
+) -> None:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -222,7 +226,8 @@ def _read_zip(name: str, data: bytes, add: Any, problems: list[FileProblem]) -> 
         return
     with archive:
         for info in archive.infolist():
-            if info.is_dir() or _ignored(info.filename) or not info.filename.endswith(".md"):
+            markdown = info.filename.lower().endswith(".md")
+            if info.is_dir() or _ignored(info.filename) or not markdown:
                 continue
             if info.file_size > MAX_IMPORT_BYTES:
                 problems.append(FileProblem(info.filename, None, _("too much to import at once.")))
@@ -230,14 +235,17 @@ def _read_zip(name: str, data: bytes, add: Any, problems: list[FileProblem]) -> 
             add(info.filename, archive.read(info))
 
 
-def read_directory(directory: Path) -> dict[str, str]:
+def read_directory(directory: Path) -> tuple[dict[str, str], list[FileProblem]]:
     """Path → text of every ``.md`` file under ``directory`` (hidden folders such as .git skipped)."""
-    files = {}
+    files: dict[str, str] = {}
+    problems: list[FileProblem] = []
     for file_path in sorted(directory.rglob("*.md")):
         relative = file_path.relative_to(directory).as_posix()
         if not _ignored(relative):
-            files[relative] = file_path.read_text(encoding="utf-8-sig")
-    return files
+            text = _decode(relative, file_path.read_bytes(), problems)
+            if text is not None:
+                files[relative] = text
+    return files, problems
 
 
 # Parsing --------------------------------------------------------------------
@@ -603,5 +611,8 @@ class MemoryFilesTarget:
         name = self.project.slug if self.project else "personal"
         return f"memories-{name}-{exported_at:%Y%m%d-%H%M%S}.zip"
 
-    def plan(self, files: dict[str, str]) -> ImportPlan:
-        return plan_import(parse_files(files), self.memories())
+    def plan(self, files: dict[str, str], read_problems: Iterable[FileProblem] = ()) -> ImportPlan:
+        """The import plan for ``files``; ``read_problems`` (unreadable uploads) come first."""
+        plan = plan_import(parse_files(files), self.memories())
+        plan.problems[:0] = read_problems
+        return plan

@@ -87,7 +87,7 @@ def test_export_matches_the_snapshot(alice: Any, bob: Any) -> None:
     tree = labelled(MemoryFilesTarget(user=alice).export(EXPORTED_AT), memories)
     if os.environ.get("UPDATE_SNAPSHOTS"):
         write_directory(tree, SNAPSHOTS)
-    assert tree == read_directory(SNAPSHOTS)
+    assert read_directory(SNAPSHOTS) == (tree, [])
 
 
 def test_export_of_a_project_names_it_and_holds_only_its_memories(
@@ -283,9 +283,12 @@ def test_import_command_of_malformed_files_writes_nothing(
     alice: Any, tmp_path: Path, capsys: Any
 ) -> None:
     (tmp_path / "facts.md").write_text("- Good one.\n- Bad. <!-- importance:2 -->\n")
+    (tmp_path / "latin.md").write_bytes("- caf\xe9\n".encode("latin-1"))
     with pytest.raises(CommandError, match="Nothing was imported"):
         call_command("import_memories", user="alice@example.com", dir=str(tmp_path))
-    assert "facts.md, line 2: importance must be between 0 and 1" in capsys.readouterr().err
+    errors = capsys.readouterr().err
+    assert "facts.md, line 2: importance must be between 0 and 1" in errors
+    assert "latin.md: not UTF-8 text." in errors
     assert not Memory.objects.exists()
 
 

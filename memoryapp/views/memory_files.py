@@ -148,8 +148,7 @@ def files_preview(request: HttpRequest, slug: str | None = None) -> HttpResponse
         messages.error(request, _("Choose a zip or one or more .md files to import."))
         return redirect(_urls(target)["files"])
     files, problems = read_uploads(uploads)
-    plan = target.plan(files)
-    plan.problems[:0] = problems
+    plan = target.plan(files, problems)
     return _preview(request, target, files, plan)
 
 

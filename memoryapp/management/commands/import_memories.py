@@ -28,7 +28,8 @@ class Command(BaseCommand):
         directory = Path(options["dir"])
         if not directory.is_dir():
             raise CommandError(f"{directory} is not a folder.")
-        plan = target.plan(read_directory(directory))
+        files, problems = read_directory(directory)
+        plan = target.plan(files, problems)
         self._print_plan(plan)
         if plan.problems:
             raise CommandError("Nothing was imported: fix the problems above and run it again.")
