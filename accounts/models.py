@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -121,6 +122,10 @@ class ApiToken(models.Model):
         return self.revoked_at is None
 
 
+# An invitation link works for this long.
+INVITATION_VALID_DAYS = 14
+
+
 def _invitation_token() -> str:
     return secrets.token_urlsafe(32)
 
@@ -214,6 +219,21 @@ class Project(models.Model):
     def can_write(self, user: AbstractBaseUser | AnonymousUser) -> bool:
         return self.role_of(user) in WRITER_ROLES
 
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
+
+    def rename(self, name: str) -> None:
+        self.name = name.strip()
+        self.save(update_fields=["name"])
+
+    def set_archived(self, archived: bool) -> None:
+        """An archived project keeps its memories, read-only, out of the team's active list."""
+        if archived == self.is_archived:
+            return
+        self.archived_at = timezone.now() if archived else None
+        self.save(update_fields=["archived_at"])
+
 
 def unique_slug(model: type[models.Model], name: str) -> str:
     base = slugify(name, allow_unicode=False)[:100] or "item"
@@ -244,3 +264,11 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email} to {self.team}"
+
+    @property
+    def expires_at(self) -> datetime:
+        return self.created_at + timedelta(days=INVITATION_VALID_DAYS)
+
+    @property
+    def is_expired(self) -> bool:
+        return timezone.now() >= self.expires_at

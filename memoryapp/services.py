@@ -32,6 +32,7 @@ from memoryapp.models import (
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+    from memoryapp.memory_files import ImportPlan
     from memoryapp.models import Conversation
 
 EDITABLE_FIELDS = ("content", "kind", "tags", "importance", "confidence", "pinned")
@@ -334,3 +335,46 @@ def memory_undo_batch(
         )
         restored.append(memory)
     return restored
+
+
+@transaction.atomic
+def memories_import(
+    *,
+    plan: ImportPlan,
+    owner: AbstractBaseUser,
+    project: Project | None,
+    actor: AbstractBaseUser | None,
+    actor_label: str = "",
+) -> uuid.UUID:
+    """Apply an import plan (see memory_files.py) as one batch that ``memory_undo_batch`` reverses.
+
+    New memories belong to ``owner`` (in ``project`` when given) with origin
+    ``imported``; updates refuse a memory that changed since the plan was made
+    (MemoryConflict), and then nothing of the batch is written.
+    """
+    batch = uuid.uuid4()
+    for item in plan.to_add:
+        memory_create(
+            owner=owner,
+            content=item.content,
+            kind=item.kind,
+            scope=Scope.PROJECT if project else Scope.USER,
+            project=project,
+            tags=item.tags,
+            importance=item.importance,
+            origin=Origin.IMPORTED,
+            pinned=item.pinned,
+            actor=actor,
+            actor_label=actor_label,
+            batch=batch,
+        )
+    for update in plan.to_update:
+        memory_update(
+            memory=update.memory,
+            changes=update.changes,
+            expected_revision=update.memory.revision,
+            actor=actor,
+            actor_label=actor_label,
+            batch=batch,
+        )
+    return batch

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from memoryapp.api import api
-from memoryapp.views import health, pages
+from memoryapp.views import health, memory_files, pages
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -12,6 +12,31 @@ urlpatterns = [
     # Accounts: allauth's sign-up, log-in, password reset; our settings pages.
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
+    # Memory files: Markdown export and import, personal and per project
+    path("settings/memories/files", memory_files.files_page, name="memory-files"),
+    path("settings/memories/files/export", memory_files.files_export, name="memory-files-export"),
+    path(
+        "settings/memories/files/preview", memory_files.files_preview, name="memory-files-preview"
+    ),
+    path(
+        "settings/memories/files/confirm", memory_files.files_confirm, name="memory-files-confirm"
+    ),
+    path("settings/memories/files/undo", memory_files.files_undo, name="memory-files-undo"),
+    path("projects/<slug:slug>/files", memory_files.files_page, name="project-files"),
+    path(
+        "projects/<slug:slug>/files/export", memory_files.files_export, name="project-files-export"
+    ),
+    path(
+        "projects/<slug:slug>/files/preview",
+        memory_files.files_preview,
+        name="project-files-preview",
+    ),
+    path(
+        "projects/<slug:slug>/files/confirm",
+        memory_files.files_confirm,
+        name="project-files-confirm",
+    ),
+    path("projects/<slug:slug>/files/undo", memory_files.files_undo, name="project-files-undo"),
     # JSON API
     path("api/v1/", api.urls),
     re_path(r"^api/v1/.*$", pages.api_not_found),
