@@ -7,16 +7,19 @@ a member whose role does not allow an action gets 403.
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest
+from django.http import Http404
 
 from accounts.models import MANAGER_ROLES, WRITER_ROLES, Membership, Project, Team
+from memoryapp.http import AuthenticatedHttpRequest
 
 
-def get_membership(request: HttpRequest, team_slug: str, *, manage: bool = False) -> Membership:
+def get_membership(
+    request: AuthenticatedHttpRequest, team_slug: str, *, manage: bool = False
+) -> Membership:
     """The requesting user's membership of the team; ``manage`` requires owner or admin."""
     membership = (
         Membership.objects.select_related("team", "user")
-        .filter(team__slug=team_slug, user_id=request.user.pk)
+        .filter(team__slug=team_slug, user=request.user)
         .first()
     )
     if membership is None:
@@ -26,12 +29,14 @@ def get_membership(request: HttpRequest, team_slug: str, *, manage: bool = False
     return membership
 
 
-def get_team_for_member(request: HttpRequest, team_slug: str, *, manage: bool = False) -> Team:
+def get_team_for_member(
+    request: AuthenticatedHttpRequest, team_slug: str, *, manage: bool = False
+) -> Team:
     return get_membership(request, team_slug, manage=manage).team
 
 
 def get_project_for_member(
-    request: HttpRequest, slug: str, *, write: bool = False, manage: bool = False
+    request: AuthenticatedHttpRequest, slug: str, *, write: bool = False, manage: bool = False
 ) -> tuple[Project, str]:
     """The project and the requesting user's role in it.
 

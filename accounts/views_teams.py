@@ -21,6 +21,7 @@ from accounts import services
 from accounts.access import get_membership, get_project_for_member
 from accounts.forms import InvitationForm, ProjectForm, RoleForm, TeamForm
 from accounts.models import MANAGER_ROLES, Invitation, Membership, Project, Role
+from memoryapp.http import AuthenticatedHttpRequest
 
 
 def _grantable_roles(acting: Membership) -> list[tuple[str, str]]:
@@ -57,7 +58,7 @@ def _people_context(membership: Membership, invite_form: InvitationForm | None =
 
 
 def _team_page(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     membership: Membership,
     *,
     invite_form: InvitationForm | None = None,
@@ -75,7 +76,7 @@ def _team_page(
 
 
 def _people_response(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     membership: Membership,
     *,
     notice: str = "",
@@ -100,20 +101,18 @@ def _people_response(
 
 @login_required
 @require_GET
-def team_list(request: HttpRequest) -> HttpResponse:
+def team_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _team_list_page(request, TeamForm())
 
 
-def _team_list_page(request: HttpRequest, form: TeamForm) -> HttpResponse:
+def _team_list_page(request: AuthenticatedHttpRequest, form: TeamForm) -> HttpResponse:
     memberships = (
-        Membership.objects.filter(user_id=request.user.pk)
-        .select_related("team")
-        .order_by("team__name")
+        Membership.objects.filter(user=request.user).select_related("team").order_by("team__name")
     )
     invitations = [
         invitation
         for invitation in Invitation.objects.filter(
-            email__iexact=request.user.email,  # type: ignore[union-attr]
+            email__iexact=request.user.email,
             accepted_at__isnull=True,
         ).select_related("team")
         if not invitation.is_expired
@@ -128,24 +127,24 @@ def _team_list_page(request: HttpRequest, form: TeamForm) -> HttpResponse:
 
 @login_required
 @require_POST
-def team_create(request: HttpRequest) -> HttpResponse:
+def team_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = TeamForm(request.POST)
     if not form.is_valid():
         return _team_list_page(request, form)
-    team = services.team_create(name=form.cleaned_data["name"], owner=request.user)  # type: ignore[arg-type]
+    team = services.team_create(name=form.cleaned_data["name"], owner=request.user)
     messages.success(request, _("Team “%(name)s” created.") % {"name": team.name})
     return redirect("team-detail", team.slug)
 
 
 @login_required
 @require_GET
-def team_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def team_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return _team_page(request, get_membership(request, slug))
 
 
 @login_required
 @require_POST
-def team_leave(request: HttpRequest, slug: str) -> HttpResponse:
+def team_leave(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     membership = get_membership(request, slug)
     try:
         services.membership_remove(acting=membership, target=membership)
@@ -161,7 +160,7 @@ def team_leave(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def team_invite(request: HttpRequest, slug: str) -> HttpResponse:
+def team_invite(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     membership = get_membership(request, slug, manage=True)
     form = InvitationForm(request.POST, roles=_grantable_roles(membership))
     if not form.is_valid():
@@ -171,7 +170,7 @@ def team_invite(request: HttpRequest, slug: str) -> HttpResponse:
             team=membership.team,
             email=form.cleaned_data["email"],
             role=form.cleaned_data["role"],
-            invited_by=request.user,  # type: ignore[arg-type]
+            invited_by=request.user,
             base_url=request.build_absolute_uri("/"),
         )
     except services.TeamRuleError as refusal:
@@ -182,7 +181,9 @@ def team_invite(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def team_invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+def team_invitation_revoke(
+    request: AuthenticatedHttpRequest, slug: str, invitation_id: int
+) -> HttpResponse:
     membership = get_membership(request, slug, manage=True)
     invitation = get_object_or_404(
         Invitation, pk=invitation_id, team=membership.team, accepted_at__isnull=True
@@ -200,7 +201,7 @@ def _target_member(membership: Membership, member_id: int) -> Membership:
 
 @login_required
 @require_POST
-def team_member_role(request: HttpRequest, slug: str, member_id: int) -> HttpResponse:
+def team_member_role(request: AuthenticatedHttpRequest, slug: str, member_id: int) -> HttpResponse:
     membership = get_membership(request, slug, manage=True)
     target = _target_member(membership, member_id)
     form = RoleForm(request.POST)
@@ -222,7 +223,9 @@ def team_member_role(request: HttpRequest, slug: str, member_id: int) -> HttpRes
 
 @login_required
 @require_POST
-def team_member_remove(request: HttpRequest, slug: str, member_id: int) -> HttpResponse:
+def team_member_remove(
+    request: AuthenticatedHttpRequest, slug: str, member_id: int
+) -> HttpResponse:
     membership = get_membership(request, slug, manage=True)
     target = _target_member(membership, member_id)
     if target.pk == membership.pk:
@@ -269,7 +272,7 @@ def team_invitation(request: HttpRequest, token: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def project_create(request: HttpRequest, slug: str) -> HttpResponse:
+def project_create(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     membership = get_membership(request, slug, manage=True)
     form = ProjectForm(request.POST)
     if not form.is_valid():
@@ -280,7 +283,7 @@ def project_create(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _project_page(
-    request: HttpRequest, project: Project, role: str, form: ProjectForm | None = None
+    request: AuthenticatedHttpRequest, project: Project, role: str, form: ProjectForm | None = None
 ) -> HttpResponse:
     context = {
         "project": project,
@@ -293,14 +296,14 @@ def _project_page(
 
 @login_required
 @require_GET
-def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def project_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     project, role = get_project_for_member(request, slug)
     return _project_page(request, project, role)
 
 
 @login_required
 @require_POST
-def project_rename(request: HttpRequest, slug: str) -> HttpResponse:
+def project_rename(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     project, role = get_project_for_member(request, slug, manage=True)
     form = ProjectForm(request.POST)
     if not form.is_valid():
@@ -312,7 +315,7 @@ def project_rename(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def project_archive(request: HttpRequest, slug: str) -> HttpResponse:
+def project_archive(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     project, _role = get_project_for_member(request, slug, manage=True)
     archive = request.POST.get("archived", "1") == "1"
     project.set_archived(archive)

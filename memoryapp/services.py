@@ -341,9 +341,9 @@ def memory_undo_batch(
 def memories_import(
     *,
     plan: ImportPlan,
-    owner: AbstractBaseUser,
+    owner: User,
     project: Project | None,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     actor_label: str = "",
 ) -> uuid.UUID:
     """Apply an import plan (see memory_files.py) as one batch that ``memory_undo_batch`` reverses.

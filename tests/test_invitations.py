@@ -25,7 +25,7 @@ def invite(owner: Any, team: Team, email: str, role: str, capture: Any) -> str:
     message = mail.outbox[-1]
     assert message.to == [email]
     assert f"Join {team.name}" in message.subject
-    match = re.search(r"http://testserver(/invitations/\S+/)", message.body)
+    match = re.search(r"http://testserver(/invitations/\S+/)", str(message.body))
     assert match, message.body
     return match[1]
 

@@ -61,7 +61,7 @@ def known_set(owner: Any) -> dict[str, Memory]:
         ),
         "chinese": create(
             owner=owner,
-            content="学习中文，每天十个词。",  # noqa: RUF001
+            content="学习中文，每天十个词。",
             kind=Kind.GOAL,
             tags=["语言"],
         ),

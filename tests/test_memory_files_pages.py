@@ -245,13 +245,15 @@ def test_every_role_against_the_project_files_pages(
         batch = confirm["Location"].split("imported=")[1]
     else:
         assert not Memory.objects.filter(content="Survey with lidar.").exists()
-        batch = services.memories_import(
-            plan=_plan_for(project, people["member"]),
-            owner=people["member"],
-            project=project,
-            actor=people["member"],
+        batch = str(
+            services.memories_import(
+                plan=_plan_for(project, people["member"]),
+                owner=people["member"],
+                project=project,
+                actor=people["member"],
+            )
         )
-    assert client.post(f"{base}/undo", {"batch": str(batch)}).status_code == write
+    assert client.post(f"{base}/undo", {"batch": batch}).status_code == write
 
 
 def _plan_for(project: Project, user: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import get_project_for_member
 from memoryapp import services
+from memoryapp.http import AuthenticatedHttpRequest
 from memoryapp.memory_files import ImportPlan, MemoryFilesTarget, read_uploads, tree_to_zip
 from memoryapp.models import EventAction, MemoryEvent
 
@@ -29,12 +30,12 @@ _URL_NAMES = ("files", "files-export", "files-preview", "files-confirm", "files-
 
 
 def _get_target(
-    request: HttpRequest, slug: str | None, *, write: bool = False
+    request: AuthenticatedHttpRequest, slug: str | None, *, write: bool = False
 ) -> MemoryFilesTarget:
     if slug is None:
-        return MemoryFilesTarget(user=request.user)  # type: ignore[arg-type]
+        return MemoryFilesTarget(user=request.user)
     project, _role = get_project_for_member(request, slug, write=write)
-    return MemoryFilesTarget(user=request.user, project=project)  # type: ignore[arg-type]
+    return MemoryFilesTarget(user=request.user, project=project)
 
 
 def _urls(target: MemoryFilesTarget) -> dict[str, str]:
@@ -46,12 +47,14 @@ def _urls(target: MemoryFilesTarget) -> dict[str, str]:
     return {name.replace("-", "_"): url for name, url in urls.items()}
 
 
-def _can_import(request: HttpRequest, target: MemoryFilesTarget) -> bool:
+def _can_import(request: AuthenticatedHttpRequest, target: MemoryFilesTarget) -> bool:
     project = target.project
     return project is None or (project.can_write(request.user) and not project.is_archived)
 
 
-def _context(request: HttpRequest, target: MemoryFilesTarget, **extra: Any) -> dict[str, Any]:
+def _context(
+    request: AuthenticatedHttpRequest, target: MemoryFilesTarget, **extra: Any
+) -> dict[str, Any]:
     return {
         "target": target,
         "urls": _urls(target),
@@ -92,7 +95,7 @@ def _parse_batch(raw: str | None) -> uuid.UUID | None:
 
 @login_required
 @require_GET
-def files_page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+def files_page(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     target = _get_target(request, slug)
     result = None
     if batch := _parse_batch(request.GET.get("imported")):
@@ -108,7 +111,7 @@ def files_page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
 
 @login_required
 @require_GET
-def files_export(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+def files_export(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     target = _get_target(request, slug)
     exported_at = timezone.now()
     response = HttpResponse(tree_to_zip(target.export(exported_at)), content_type="application/zip")
@@ -117,7 +120,7 @@ def files_export(request: HttpRequest, slug: str | None = None) -> HttpResponse:
 
 
 def _preview(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     target: MemoryFilesTarget,
     files: dict[str, str],
     plan: ImportPlan,
@@ -141,7 +144,7 @@ def _preview(
 
 @login_required
 @require_POST
-def files_preview(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+def files_preview(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     target = _get_target(request, slug, write=True)
     uploads = request.FILES.getlist("files")
     if not uploads:
@@ -154,7 +157,7 @@ def files_preview(request: HttpRequest, slug: str | None = None) -> HttpResponse
 
 @login_required
 @require_POST
-def files_confirm(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+def files_confirm(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     target = _get_target(request, slug, write=True)
     try:
         files = json.loads(request.POST.get("files", ""))
@@ -188,7 +191,7 @@ def files_confirm(request: HttpRequest, slug: str | None = None) -> HttpResponse
 
 @login_required
 @require_POST
-def files_undo(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+def files_undo(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     target = _get_target(request, slug, write=True)
     batch = _parse_batch(request.POST.get("batch"))
     if batch is None:
