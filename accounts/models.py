@@ -3,7 +3,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -130,21 +130,28 @@ def _invitation_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-class Team(models.Model):
+class NamedWithSlug(models.Model):
+    """A name, and a unique slug made from it on first save (used in URLs)."""
+
     name = models.CharField(_("name"), max_length=100)
     slug = models.SlugField(max_length=120, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        abstract = True
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if not self.slug:
-            self.slug = unique_slug(Team, self.name)
-        super().save(*args, **kwargs)  # type: ignore[arg-type]
+            self.slug = unique_slug(type(self), self.name)
+        super().save(*args, **kwargs)
+
+
+class Team(NamedWithSlug):
+    pass
 
 
 class Role(models.TextChoices):
@@ -190,25 +197,11 @@ class ProjectQuerySet(models.QuerySet["Project"]):
         return self.filter(team__memberships__user=user, team__memberships__role__in=WRITER_ROLES)
 
 
-class Project(models.Model):
+class Project(NamedWithSlug):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="projects")
-    name = models.CharField(_("name"), max_length=100)
-    slug = models.SlugField(max_length=120, unique=True)
     archived_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
 
     objects = ProjectQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def save(self, *args: object, **kwargs: object) -> None:
-        if not self.slug:
-            self.slug = unique_slug(Project, self.name)
-        super().save(*args, **kwargs)  # type: ignore[arg-type]
 
     def role_of(self, user: AbstractBaseUser | AnonymousUser) -> str | None:
         if not user.is_authenticated:
