@@ -54,7 +54,8 @@ SKIP_TRIVIAL = "trivial exchange (greetings, thanks, very short messages)"
 SKIP_SUMMARY_SEEN = "this summary was already extracted"
 
 _GREETING = re.compile(
-    r"^(?:hi|hello|hey|yo|thanks|thank you(?: so much| very much)?|thx|ty|ok|okay|cool|great|"
+    r"^(?:hi|hello|hey|yo|(?:many )?thanks(?: a lot| so much| very much)?|thank you(?: so much| very much| a lot)?|"
+    r"thx|ty|ok|okay|cool|great|"
     r"nice|bye|goodbye|good (?:morning|afternoon|evening|night)|you're welcome|no problem|"
     r"你好|您好|嗨|谢谢(?:你|您)?|多谢|感谢|好的|好|嗯+|哦+|收到|再见|不客气|没问题)"
     r"[\s!！.。,，~～?？:)]*$",
