@@ -178,7 +178,7 @@ def test_server_error_fails_the_run_with_the_body(alice: Any, llm_server: FakeOp
 def test_timeout(llm_server: FakeOpenAI) -> None:
     llm_server.delay = 2.0
     extractor = LlmExtractor(url=llm_server.url, model="m", timeout=0.3)
-    with pytest.raises(ExtractionFailed, match="did not answer within 0.3 s"):
+    with pytest.raises(ExtractionFailed, match=r"did not answer within 0\.3 s"):
         extractor.extract(MESSAGES)
 
 
