@@ -26,6 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
+from django.db import connection
 from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
@@ -47,6 +48,9 @@ ACTOR_LABEL = "extraction"
 CONFIDENCE_BOOST = 0.1
 # How many keyword matches are compared word by word with a candidate.
 _TEXT_MATCH_LIMIT = 50
+# Vector near-duplicates: exact distances over a pool up to this size, the HNSW index above it.
+EXACT_SEARCH_MAX_ROWS = 2000
+HNSW_EF_SEARCH = 200
 
 
 @dataclass
@@ -90,6 +94,7 @@ class Reconciler:
             project if project is not None and project.can_write(self.owner) else None
         )
         self.tally = Tally()
+        self._pool_sizes: dict[str, int] = {}
 
     def _pool(self, candidate: Candidate) -> tuple[str, QuerySet[Memory]]:
         alive = Memory.objects.alive()
@@ -116,7 +121,7 @@ class Reconciler:
     def _reconcile_one(self, candidate: Candidate, vector: list[float] | None) -> None:
         scope, pool = self._pool(candidate)
         evidence = candidate.evidence(conversation_id=self.conversation.pk, run_id=self.run_id)
-        same = self._same_statement(candidate, pool, vector)
+        same = self._same_statement(candidate, scope, pool, vector)
         if same is not None and same.status == Status.REJECTED:
             memory_note_rejected_again(memory=same, actor_label=ACTOR_LABEL)
             self.tally.skipped += 1
@@ -153,11 +158,6 @@ class Reconciler:
             actor_label=ACTOR_LABEL,
             batch=self.batch,
         )
-        if vector is not None:
-            provider = get_provider()
-            Memory.objects.filter(pk=memory.pk).update(
-                embedding=vector, embedding_model=provider.model_name
-            )
         self.tally.created += 1
         if contradicted is not None and self.status == Status.ACTIVE:
             memory_supersede(
@@ -165,8 +165,38 @@ class Reconciler:
             )
             self.tally.superseded += 1
 
+    def _nearest(
+        self, scope_key: str, current: QuerySet[Memory], vector: list[float]
+    ) -> QuerySet[Memory]:
+        """Where to look for vector neighbours: the whole pool when small, else the HNSW index.
+
+        A filtered HNSW search returns the nearest rows of every owner and
+        filters afterwards, so over a small pool it can miss; an exact scan
+        of a small pool is fast. Over a large pool an exact scan is slow, and
+        the index (searched wider than usual) finds near-duplicates, which are
+        very close, reliably.
+        """
+        model = get_provider().model_name
+        embedded = current.filter(embedding_model=model)
+        if scope_key not in self._pool_sizes:
+            self._pool_sizes[scope_key] = embedded.count()
+        if self._pool_sizes[scope_key] <= EXACT_SEARCH_MAX_ROWS:
+            return embedded
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.ef_search = %s", [HNSW_EF_SEARCH])
+        nearest = (
+            Memory.objects.filter(embedding_model=model)
+            .order_by(CosineDistance("embedding", vector))
+            .values("pk")[:HNSW_EF_SEARCH]
+        )
+        return embedded.filter(pk__in=nearest)
+
     def _same_statement(
-        self, candidate: Candidate, pool: QuerySet[Memory], vector: list[float] | None
+        self,
+        candidate: Candidate,
+        scope_key: str,
+        pool: QuerySet[Memory],
+        vector: list[float] | None,
     ) -> Memory | None:
         """A current memory (or a rejected one) that says what the candidate says."""
         current = pool.filter(
@@ -196,10 +226,8 @@ class Reconciler:
             if same_subject is not None:
                 return same_subject
         if vector is not None:
-            # A filter rather than ORDER BY … LIMIT keeps the HNSW index out: it would search
-            # every owner's memories and filter afterwards, missing this owner's neighbours.
             close = list(
-                current.filter(embedding_model=get_provider().model_name)
+                self._nearest(scope_key, current, vector)
                 .annotate(distance=CosineDistance("embedding", vector))
                 .filter(distance__lte=1 - settings.MEMORY_DUPLICATE_COSINE)[:_TEXT_MATCH_LIMIT]
             )

@@ -217,9 +217,8 @@ def _window(conversation: Conversation) -> list[Message]:
     return window
 
 
-def _skip_reason(run: ExtractionRun, window: list[Message]) -> str:
+def _skip_reason(run: ExtractionRun, window: list[Message], memory_settings: MemorySettings) -> str:
     conversation = run.conversation
-    memory_settings = MemorySettings.for_user(conversation.owner)
     if not memory_settings.memory_enabled:
         return SKIP_MEMORY_OFF
     if not memory_settings.auto_extract and run.trigger != ExtractionTrigger.MANUAL:
@@ -244,7 +243,8 @@ def _extract(run: ExtractionRun) -> None:
     window = _window(conversation)
     if window:
         run.window_first, run.window_last = window[0].position, window[-1].position
-    reason = _skip_reason(run, window)
+    memory_settings = MemorySettings.for_user(conversation.owner)
+    reason = _skip_reason(run, window, memory_settings)
     if reason:
         run.status, run.skip_reason = RunStatus.SKIPPED, reason
         # Messages that must never be remembered are not read again; those skipped only
@@ -260,7 +260,6 @@ def _extract(run: ExtractionRun) -> None:
     ]
     candidates = extractor.extract(messages, run.summary)
     kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
-    memory_settings = MemorySettings.for_user(conversation.owner)
     reconciler = Reconciler(
         conversation=conversation,
         run_id=run.pk,
