@@ -84,7 +84,7 @@ def _people_response(
     invite_form: InvitationForm | None = None,
 ) -> HttpResponse:
     """After a member action: the people section for htmx, else back to the page."""
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         context = {**_people_context(membership, invite_form), "notice": notice, "error": error}
         return render(request, "accounts/partials/team_people.html", context)
     if invite_form is not None and invite_form.errors:

@@ -1,9 +1,22 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from memoryapp.models import Conversation, Memory, MemoryEvent, Message, WorkerHeartbeat
+from memoryapp.extraction.runs import enqueue_run
+from memoryapp.models import (
+    Conversation,
+    ExtractionRun,
+    ForgettingReport,
+    Memory,
+    MemoryEvent,
+    Message,
+    RunStatus,
+    Status,
+    WorkerHeartbeat,
+)
+from memoryapp.services import memory_reject, memory_review_accept
 
 
 class MemoryEventInline(admin.TabularInline):
@@ -57,10 +70,25 @@ class MemoryAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ["owner", "project"]
     inlines = [MemoryEventInline]
+    actions = ["accept_pending", "reject_pending"]
 
     @admin.display(description="content")
     def short_content(self, obj: Memory) -> str:
         return obj.content[:80]
+
+    @admin.action(description="Accept selected pending memories")
+    def accept_pending(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
+        pending = list(queryset.filter(status=Status.PENDING))
+        for memory in pending:
+            memory_review_accept(memory=memory, actor=request.user)  # type: ignore[arg-type]
+        self.message_user(request, f"{len(pending)} accepted.", messages.SUCCESS)
+
+    @admin.action(description="Reject selected pending memories")
+    def reject_pending(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
+        pending = list(queryset.filter(status=Status.PENDING))
+        for memory in pending:
+            memory_reject(memory=memory, actor=request.user)  # type: ignore[arg-type]
+        self.message_user(request, f"{len(pending)} rejected.", messages.SUCCESS)
 
 
 @admin.register(MemoryEvent)
@@ -110,3 +138,69 @@ class MessageAdmin(admin.ModelAdmin):
 @admin.register(WorkerHeartbeat)
 class WorkerHeartbeatAdmin(admin.ModelAdmin):
     list_display = ["name", "beat_at"]
+
+
+@admin.register(ExtractionRun)
+class ExtractionRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "conversation",
+        "trigger",
+        "extractor",
+        "status",
+        "skip_reason",
+        "candidates",
+        "created",
+        "merged",
+        "superseded",
+        "dropped_sensitive",
+        "attempts",
+        "duration_ms",
+        "created_at",
+    ]
+    list_filter = ["status", "trigger", "extractor", "created_at"]
+    search_fields = ["conversation__title", "conversation__external_id", "error", "skip_reason"]
+    raw_id_fields = ["conversation"]
+    list_select_related = ["conversation"]
+    readonly_fields = [field.name for field in ExtractionRun._meta.fields]
+    actions = ["retry_failed"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Retry selected failed runs now")
+    def retry_failed(self, request: HttpRequest, queryset: QuerySet[ExtractionRun]) -> None:
+        failed = list(queryset.filter(status=RunStatus.FAILED).values_list("pk", flat=True))
+        for run_id in failed:
+            enqueue_run(run_id)
+        self.message_user(request, f"{len(failed)} runs queued again.", messages.SUCCESS)
+
+
+@admin.register(ForgettingReport)
+class ForgettingReportAdmin(admin.ModelAdmin):
+    list_display = [
+        "run_on",
+        "forgotten",
+        "importance_lowered",
+        "confidence_lowered",
+        "duration_ms",
+    ]
+    readonly_fields = ["run_on", "counts", "duration_ms", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def _total(self, report: ForgettingReport, outcome: str) -> int:
+        return int(report.counts.get("total", {}).get(outcome, 0))
+
+    @admin.display(description="forgotten")
+    def forgotten(self, report: ForgettingReport) -> int:
+        return self._total(report, "forgotten")
+
+    @admin.display(description="importance lowered")
+    def importance_lowered(self, report: ForgettingReport) -> int:
+        return self._total(report, "importance_lowered")
+
+    @admin.display(description="confidence lowered")
+    def confidence_lowered(self, report: ForgettingReport) -> int:
+        return self._total(report, "confidence_lowered")

@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 
 from memoryapp.models import WorkerHeartbeat
 
-# Schedules created (or corrected) after every migrate: name -> (function, minutes).
-SCHEDULES: dict[str, tuple[str, int]] = {
-    "worker heartbeat": ("memoryapp.jobs.heartbeat", 1),
+
+@dataclass(frozen=True)
+class Every:
+    """Run every ``minutes`` minutes."""
+
+    minutes: int
+
+
+@dataclass(frozen=True)
+class Daily:
+    """Run once a day at ``hour`` o'clock UTC."""
+
+    hour: int
+
+
+# Schedules created (or corrected) after every migrate: name -> (function, when).
+SCHEDULES: dict[str, tuple[str, Every | Daily]] = {
+    "worker heartbeat": ("memoryapp.jobs.heartbeat", Every(minutes=1)),
+    "forget unused memories": (
+        "memoryapp.jobs.forget_memories",
+        Daily(hour=settings.MEMORY_FORGET_HOUR_UTC),
+    ),
 }
 
 
@@ -18,11 +40,43 @@ def heartbeat() -> None:
     WorkerHeartbeat.objects.update_or_create(name="default", defaults={"beat_at": timezone.now()})
 
 
+def extract_conversation(run_id: int) -> str:
+    """One extraction run (see memoryapp.extraction.runs); returns its final status."""
+    from memoryapp.extraction.runs import execute_run
+
+    return str(execute_run(run_id).status)
+
+
+def forget_memories() -> dict[str, Any]:
+    """The daily forgetting pass (see memoryapp.forgetting)."""
+    from memoryapp.forgetting import forget
+
+    return forget().counts
+
+
+def next_daily_run(hour: int, now: datetime | None = None) -> datetime:
+    now = now or timezone.now()
+    today = datetime.combine(now.date(), time(hour), tzinfo=UTC)
+    return today if today > now else today + timedelta(days=1)
+
+
 def ensure_schedules(**kwargs: Any) -> None:
     from django_q.models import Schedule
 
-    for name, (func, minutes) in SCHEDULES.items():
-        Schedule.objects.update_or_create(
-            name=name,
-            defaults={"func": func, "schedule_type": Schedule.MINUTES, "minutes": minutes},
-        )
+    for name, (func, when) in SCHEDULES.items():
+        if isinstance(when, Every):
+            Schedule.objects.update_or_create(
+                name=name,
+                defaults={"func": func, "schedule_type": Schedule.MINUTES, "minutes": when.minutes},
+            )
+        else:
+            # The next run is set once; a later migrate keeps the day's rhythm.
+            Schedule.objects.update_or_create(
+                name=name,
+                defaults={"func": func, "schedule_type": Schedule.DAILY},
+                create_defaults={
+                    "func": func,
+                    "schedule_type": Schedule.DAILY,
+                    "next_run": next_daily_run(when.hour),
+                },
+            )

@@ -260,7 +260,12 @@ def memory_reject(*, memory: Memory, actor: User | None, actor_label: str = "") 
 
 @transaction.atomic
 def memory_supersede(
-    *, old: Memory, new: Memory, actor: User | None, actor_label: str = ""
+    *,
+    old: Memory,
+    new: Memory,
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
 ) -> Memory:
     """``new`` replaces ``old``: the old one stays, valid until the new one began."""
     return _set_state(
@@ -269,8 +274,67 @@ def memory_supersede(
         {"valid_until": new.valid_from, "superseded_by_id": new.pk},
         actor=actor,
         actor_label=actor_label,
-        batch=None,
+        batch=batch,
     )
+
+
+@transaction.atomic
+def memory_merge_evidence(
+    *,
+    memory: Memory,
+    evidence: dict[str, Any],
+    confidence_boost: float,
+    actor_label: str,
+    batch: uuid.UUID | None = None,
+) -> Memory:
+    """The same statement was found again: more confidence (at most 1.0) and its evidence kept."""
+    current = _locked(memory)
+    before = current.snapshot()
+    current.confidence = min(1.0, round(current.confidence + confidence_boost, 4))
+    current.evidence = [*current.evidence, evidence]
+    current.revision += 1
+    current.save(update_fields=["confidence", "evidence", "revision", "updated_at"])
+    _record(
+        current, EventAction.MERGED, actor=None, actor_label=actor_label, before=before, batch=batch
+    )
+    return current
+
+
+def memory_note_rejected_again(*, memory: Memory, actor_label: str) -> MemoryEvent:
+    """Extraction proposed a memory a reviewer had rejected; it stays rejected, and the audit says so."""
+    return _record(
+        memory, EventAction.REJECTED, actor=None, actor_label=actor_label, before=memory.snapshot()
+    )
+
+
+@transaction.atomic
+def memory_review_accept(
+    *,
+    memory: Memory,
+    actor: User | None,
+    changes: dict[str, Any] | None = None,
+    actor_label: str = "",
+) -> Memory:
+    """Accept a pending memory, edited first when ``changes`` are given.
+
+    An extracted memory that contradicted an older one names it in
+    ``metadata["supersedes"]``; accepting it supersedes that memory now.
+    """
+    if changes:
+        memory = memory_update(
+            memory=memory,
+            changes=changes,
+            expected_revision=None,
+            actor=actor,
+            actor_label=actor_label,
+        )
+    memory = memory_accept(memory=memory, actor=actor, actor_label=actor_label)
+    superseded_id = memory.metadata.get("supersedes")
+    if superseded_id:
+        old = Memory.objects.filter(pk=superseded_id, superseded_by__isnull=True).first()
+        if old is not None:
+            memory_supersede(old=old, new=memory, actor=actor, actor_label=actor_label)
+    return memory
 
 
 def memories_delete(

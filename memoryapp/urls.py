@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from memoryapp.api import api
-from memoryapp.views import health, memory_files, pages
+from memoryapp.views import health, memory_files, notices, pages, review
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -37,6 +37,17 @@ urlpatterns = [
         name="project-files-confirm",
     ),
     path("projects/<slug:slug>/files/undo", memory_files.files_undo, name="project-files-undo"),
+    # Review queue for extracted memories
+    path("review/", review.review_list, name="review-list"),
+    path("review/bulk", review.review_bulk, name="review-bulk"),
+    path("review/<int:memory_id>/accept", review.review_accept, name="review-accept"),
+    path("review/<int:memory_id>/edit", review.review_edit, name="review-edit"),
+    path("review/<int:memory_id>/reject", review.review_reject, name="review-reject"),
+    # "Memory updated" notices of extraction
+    path(
+        "notices/extraction/<uuid:batch>/undo", notices.notice_undo, name="extraction-notice-undo"
+    ),
+    path("notices/extraction/dismiss", notices.notice_dismiss, name="extraction-notice-dismiss"),
     # JSON API
     path("api/v1/", api.urls),
     re_path(r"^api/v1/.*$", pages.api_not_found),

@@ -106,8 +106,8 @@ def test_accept_and_reject_pending_memories(alice: Any) -> None:
     memory_reject(memory=second, actor=alice)
     assert list(Memory.objects.in_effect()) == [first]
     assert _events(second) == ["created", "rejected"]
-    assert second.events.first().actor_name == str(alice)  # type: ignore[union-attr]
-    assert first.events.last().actor_name == "extraction"  # type: ignore[union-attr]
+    assert second.events.first().actor_name == str(alice)
+    assert first.events.last().actor_name == "extraction"
 
 
 def test_supersede_keeps_both_and_links_them(alice: Any) -> None:

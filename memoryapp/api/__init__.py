@@ -12,6 +12,7 @@ from ninja import NinjaAPI, Schema
 
 from accounts.models import MemorySettings
 from memoryapp.api.auth import BearerToken, BrowserSession
+from memoryapp.api.conversations import router as conversations_router
 from memoryapp.api.errors import install_error_handlers
 
 api = NinjaAPI(
@@ -24,6 +25,7 @@ api = NinjaAPI(
     openapi_url="/openapi.json",
 )
 install_error_handlers(api)
+api.add_router("/", conversations_router)
 
 
 class MeOut(Schema):

@@ -136,7 +136,7 @@ def _preview(
         warning=warning,
     )
     status = 400 if plan.problems else 200
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         # htmx swaps only successful responses by default; the problems are the content here.
         return render(request, "memoryapp/partials/import_preview.html", context)
     return render(request, "memoryapp/memory_files.html", context, status=status)

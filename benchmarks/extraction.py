@@ -1,0 +1,202 @@
+"""Extraction and forgetting speed.
+
+1. Messages per second through the rules extractor and reconciliation, for
+   a user who already has 10,000 memories (with embeddings). Target: ≥ 1,000/s
+   on one core.
+2. The forgetting pass over 1,000,000 memories. Target: < 60 s.
+
+    python benchmarks/extraction.py [--scale 0.1] [--skip-forgetting]
+
+Runs in a throw-away database (bench_memoryapp) on the same server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from typing import TYPE_CHECKING, Any
+
+from _setup import benchmark_database, percentiles, setup_django
+
+if TYPE_CHECKING:
+    from memoryapp.models import Conversation
+
+TALK = [
+    "I prefer {tool} over {other} for {task}.",
+    "We use {tool} for {task}.",
+    "The project uses {tool} for {task}.",
+    "We chose {tool} over {other} because it is simpler.",
+    "I plan to learn {tool} this year.",
+    "我喜欢用 {tool} 做{task_cn}。",
+    "项目使用 {tool} 处理{task_cn}。",
+    "Could you look at the failing test in module {n}?",
+    "Here is the stack trace from run {n}, it mentions a timeout somewhere.",
+    "Let me think about it and come back later with more details on {task}.",
+    "这个函数第 {n} 行好像有问题，帮我看看。",
+    "What does this error mean for {task}?",
+]
+ASSISTANT = "Sure, here is what I found about {task}: the configuration in step {n} needs a look."
+TOOLS = [
+    "Vue",
+    "React",
+    "pytest",
+    "Django",
+    "PostgreSQL",
+    "Rust",
+    "Go",
+    "Vim",
+    "pnpm",
+    "CGCS2000",
+    "GDAL",
+    "Redis",
+]
+TASKS = ["dashboards", "tests", "surveys", "maps", "imports", "reports", "deployments", "caching"]
+TASKS_CN = ["报表", "测试", "测量数据", "地图", "导入", "部署"]
+
+
+def _fill_memories(user_id: int, count: int, dimensions: int, model: str) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO memoryapp_memory (owner_id, scope, kind, content, tags, importance, confidence,
+                origin, pinned, status, valid_from, created_at, updated_at, access_count, evidence,
+                metadata, revision, embedding, embedding_model, search_document)
+            SELECT %(user)s, 'user', 'fact', c.content, '{}', 0.8, 0.8, 'manual', false, 'active',
+                   now(), now(), now(), 0, '[]', '{}', 1,
+                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, %(dims)s) r WHERE g > 0)::vector,
+                   %(model)s, lower(c.content)
+            FROM generate_series(1, %(count)s) g,
+                 LATERAL (SELECT 'Note ' || g || ' about topic ' || (g %% 331) || ' and item '
+                                 || md5(g::text) AS content) c
+            """,
+            {"user": user_id, "count": count, "dims": dimensions, "model": model},
+        )
+
+
+def _conversations(user: Any, messages: int) -> list[Conversation]:
+    from memoryapp.models import Conversation, Message
+
+    rng = random.Random(7)
+    conversations = []
+    rows = []
+    for index in range(messages // 10):
+        conversation = Conversation.objects.create(owner=user, external_id=f"bench-{index}")
+        conversations.append(conversation)
+        for position in range(1, 11):
+            values = {
+                "tool": rng.choice(TOOLS),
+                "other": rng.choice(TOOLS),
+                "task": rng.choice(TASKS),
+                "task_cn": rng.choice(TASKS_CN),
+                "n": rng.randint(1, 999),
+            }
+            text = (rng.choice(TALK) if position % 2 else ASSISTANT).format(**values)
+            rows.append(
+                Message(
+                    conversation=conversation,
+                    role="user" if position % 2 else "assistant",
+                    content=text,
+                    external_id=str(position),
+                    position=position,
+                )
+            )
+    Message.objects.bulk_create(rows, batch_size=2000)
+    return conversations
+
+
+def bench_extraction(scale: float) -> None:
+    from memoryapp.embeddings import get_provider
+    from memoryapp.extraction.runs import execute_run
+    from memoryapp.models import ExtractionRun, Memory
+    from tests.conftest import make_user
+
+    existing = max(100, int(10_000 * scale))
+    messages = max(100, int(5_000 * scale))
+    user = make_user("bench@example.com")
+    provider = get_provider()
+    _fill_memories(user.pk, existing, provider.dimensions, provider.model_name)
+    conversations = _conversations(user, messages)
+    durations = []
+    started = time.perf_counter()
+    for conversation in conversations:
+        run = ExtractionRun.objects.create(conversation=conversation, trigger="turns")
+        before = time.perf_counter()
+        finished = execute_run(run.pk)
+        durations.append((time.perf_counter() - before) * 1000)
+        assert finished.status == "succeeded", finished.error
+    elapsed = time.perf_counter() - started
+    totals = ExtractionRun.objects.values_list("candidates", "created", "merged", "superseded")
+    sums = [sum(column) for column in zip(*totals, strict=True)]
+    print(
+        f"extraction: {messages} messages in {len(conversations)} runs of 10, "
+        f"{existing} existing memories"
+    )
+    print(
+        f"  candidates {sums[0]}, created {sums[1]}, merged {sums[2]}, superseded {sums[3]}; "
+        f"memories now {Memory.objects.count()}"
+    )
+    print(f"  per run (10 messages): {percentiles(durations)}")
+    print(f"  throughput: {messages / elapsed:,.0f} messages/s (target >= 1,000/s)")
+
+
+def bench_forgetting(scale: float) -> None:
+    from django.db import connection
+
+    from memoryapp.forgetting import forget
+    from tests.conftest import make_user
+
+    count = max(1000, int(1_000_000 * scale))
+    owners = [make_user(f"owner{i}@example.com").pk for i in range(100)]
+    fill_started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO memoryapp_memory (owner_id, scope, kind, content, tags, importance, confidence,
+                origin, pinned, status, valid_from, created_at, updated_at, access_count,
+                last_accessed_at, evidence, metadata, revision, embedding_model, search_document)
+            SELECT (%(owners)s::bigint[])[1 + g %% 100], 'user', k.kind, 'Memory number ' || g, '{}',
+                   k.importance, 0.8, 'manual', g %% 50 = 0, 'active', now(),
+                   now() - make_interval(days => g %% 400), now(), g %% 7,
+                   CASE WHEN g %% 3 = 0 THEN now() - make_interval(days => g %% 90) END,
+                   '[]', '{}', 1, '', 'memory number ' || g
+            FROM generate_series(1, %(count)s) g
+            CROSS JOIN LATERAL (SELECT (ARRAY['preference','fact','lesson','decision','pattern','goal','context'])[1 + g %% 7] AS kind,
+                                       (ARRAY[0.9, 0.8, 0.85, 0.85, 0.75, 0.7, 0.4])[1 + g %% 7] AS importance) k
+            """,
+            {"owners": owners, "count": count},
+        )
+        cursor.execute("ANALYZE memoryapp_memory")
+    print(f"forgetting: filled {count:,} memories in {time.perf_counter() - fill_started:.1f} s")
+    started = time.perf_counter()
+    report = forget()
+    elapsed = time.perf_counter() - started
+    total = report.counts["total"]
+    print(
+        f"  pass: {elapsed:.1f} s (target < 60 s): forgotten {total['forgotten']:,}, "
+        f"importance lowered {total['importance_lowered']:,}, "
+        f"confidence lowered {total['confidence_lowered']:,}"
+    )
+    started = time.perf_counter()
+    forget()
+    print(f"  second pass the same day: {(time.perf_counter() - started) * 1000:.0f} ms (no-op)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full sizes")
+    parser.add_argument("--skip-forgetting", action="store_true")
+    parser.add_argument("--skip-extraction", action="store_true")
+    args = parser.parse_args()
+    setup_django()
+    with benchmark_database():
+        if not args.skip_extraction:
+            bench_extraction(args.scale)
+        if not args.skip_forgetting:
+            bench_forgetting(args.scale)
+
+
+if __name__ == "__main__":
+    main()

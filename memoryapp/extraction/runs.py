@@ -1,0 +1,310 @@
+"""Extraction runs: asking for one, and running it as a job.
+
+A run is created (queued) by a trigger and enqueued once its transaction
+commits. The job takes a per-conversation lock, so runs of one conversation
+never overlap, and reads the window under it: the last
+EXTRACTION_WINDOW_MESSAGES messages after ``Conversation.extracted_through``,
+within about EXTRACTION_WINDOW_TOKENS tokens. Extraction, reconciliation,
+the run's counts and the new ``extracted_through`` commit in one
+transaction, so a window is never extracted twice and a worker killed
+mid-run leaves nothing half-written. A failure is recorded on the run (with
+the LLM's raw answer when it could not be parsed) and retried with
+exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import MemorySettings
+from memoryapp.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
+from memoryapp.extraction.reconcile import Reconciler
+from memoryapp.extraction.sensitive import REDACTED, contains_sensitive, redact
+from memoryapp.models import (
+    Conversation,
+    ExtractionRun,
+    ExtractionTrigger,
+    Message,
+    MessageRole,
+    RunStatus,
+)
+
+logger = logging.getLogger(__name__)
+
+EXTRACT_TASK = "memoryapp.jobs.extract_conversation"
+FINISHED = (RunStatus.SUCCEEDED, RunStatus.SKIPPED)
+# The first key of the advisory locks that serialise one conversation's runs.
+_LOCK_NAMESPACE = 5_000_001
+
+SKIP_MEMORY_OFF = "memory is off for this user"
+SKIP_AUTO_OFF = "automatic extraction is off for this user"
+SKIP_TEMPORARY = "temporary conversation (privacy mode)"
+SKIP_NOTHING_NEW = "no new messages since the last extraction"
+SKIP_TRIVIAL = "trivial exchange (greetings, thanks, very short messages)"
+SKIP_SUMMARY_SEEN = "this summary was already extracted"
+
+_GREETING = re.compile(
+    r"^(?:hi|hello|hey|yo|(?:many )?thanks(?: a lot| so much| very much)?|thank you(?: so much| very much| a lot)?|"
+    r"thx|ty|ok|okay|cool|great|"
+    r"nice|bye|goodbye|good (?:morning|afternoon|evening|night)|you're welcome|no problem|"
+    r"你好|您好|嗨|谢谢(?:你|您)?|多谢|感谢|好的|好|嗯+|哦+|收到|再见|不客气|没问题)"
+    r"[\s!！.。,，~～?？:)]*$",
+    re.IGNORECASE,
+)
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+
+
+def run_batch(run_id: int) -> uuid.UUID:
+    """The MemoryEvent batch of a run's changes: undoing it undoes the run."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"memoryapp:extraction-run:{run_id}")
+
+
+def is_trivial(role: str, content: str) -> bool:
+    text = content.strip()
+    if role == MessageRole.USER:
+        return len(text) < 10 or bool(_GREETING.match(text))
+    if role == MessageRole.ASSISTANT:
+        return len(text) < 30 or bool(_GREETING.match(text))
+    # System prompts and tool output are not what the user said.
+    return True
+
+
+def estimate_tokens(text: str) -> int:
+    """About one token per CJK character and per four other characters."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+# Requesting --------------------------------------------------------------------------
+
+
+def extraction_request(
+    *, conversation: Conversation, trigger: str, summary: str = ""
+) -> ExtractionRun:
+    """A queued run, enqueued when the caller's transaction commits."""
+    run = ExtractionRun.objects.create(
+        conversation=conversation,
+        trigger=trigger,
+        extractor=settings.MEMORY_EXTRACTOR,
+        summary=summary,
+    )
+    transaction.on_commit(lambda: enqueue_run(run.pk))
+    return run
+
+
+def enqueue_run(run_id: int) -> str:
+    from django_q.tasks import async_task
+
+    task_id = async_task(EXTRACT_TASK, run_id, task_name=f"extraction run {run_id}")
+    ExtractionRun.objects.filter(pk=run_id, task_id="").update(task_id=task_id)
+    return str(task_id)
+
+
+def maybe_request_turns_extraction(conversation: Conversation) -> ExtractionRun | None:
+    """A run every EXTRACTION_EVERY_USER_TURNS user messages not yet extracted.
+
+    While a run is queued or running, no other is asked for: it will read the
+    newest messages anyway.
+    """
+    every = settings.EXTRACTION_EVERY_USER_TURNS
+    if every <= 0:
+        return None
+    if conversation.extraction_runs.filter(
+        status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).exists():
+        return None
+    new_user_turns = conversation.messages.filter(
+        role=MessageRole.USER, position__gt=conversation.extracted_through
+    ).count()
+    if new_user_turns < every:
+        return None
+    return extraction_request(conversation=conversation, trigger=ExtractionTrigger.TURNS)
+
+
+def schedule_retry(run: ExtractionRun) -> timedelta:
+    """Run again after EXTRACTION_RETRY_SECONDS * 2^(attempts - 1)."""
+    from django_q.models import Schedule
+
+    delay = timedelta(seconds=settings.EXTRACTION_RETRY_SECONDS * 2 ** max(run.attempts - 1, 0))
+    Schedule.objects.update_or_create(
+        name=retry_schedule_name(run.pk),
+        defaults={
+            "func": EXTRACT_TASK,
+            "args": repr(run.pk),
+            "schedule_type": Schedule.ONCE,
+            "repeats": -1,
+            "next_run": timezone.now() + delay,
+        },
+    )
+    return delay
+
+
+def retry_schedule_name(run_id: int) -> str:
+    return f"extraction run {run_id} retry"
+
+
+# Running -----------------------------------------------------------------------------
+
+
+def execute_run(run_id: int) -> ExtractionRun:
+    """The job: extract and reconcile one run's window, or record why not."""
+    run = ExtractionRun.objects.get(pk=run_id)
+    if run.status in FINISHED:
+        return run
+    started = time.monotonic()
+    ExtractionRun.objects.filter(pk=run_id).update(
+        status=RunStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now()
+    )
+    try:
+        with transaction.atomic():
+            _lock_conversation(run.conversation_id)
+            run = (
+                ExtractionRun.objects.select_for_update(of=("self",))
+                .select_related("conversation__owner", "conversation__project")
+                .get(pk=run_id)
+            )
+            if run.status in FINISHED:
+                # Another delivery of this job finished it while this one waited.
+                return run
+            _extract(run)
+            run.error = ""
+            run.raw_output = ""
+            run.duration_ms = int((time.monotonic() - started) * 1000)
+            run.finished_at = timezone.now()
+            run.save()
+    except Exception as exc:
+        return _record_failure(run_id, exc, started)
+    return run
+
+
+def _lock_conversation(conversation_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)",
+            [_LOCK_NAMESPACE, conversation_id % 2**31],
+        )
+
+
+def _window(conversation: Conversation) -> list[Message]:
+    """The newest unextracted messages that fit the window, oldest first."""
+    newest = list(
+        conversation.messages.filter(position__gt=conversation.extracted_through).order_by(
+            "-position"
+        )[: settings.EXTRACTION_WINDOW_MESSAGES]
+    )
+    window: list[Message] = []
+    budget = settings.EXTRACTION_WINDOW_TOKENS
+    for message in newest:
+        tokens = estimate_tokens(message.content)
+        if window and tokens > budget:
+            break
+        if not window and tokens > budget:
+            # The newest message alone is too long: its beginning is read.
+            message.content = message.content[: budget * 4]
+        window.append(message)
+        budget -= tokens
+    window.reverse()
+    return window
+
+
+def _skip_reason(run: ExtractionRun, window: list[Message], memory_settings: MemorySettings) -> str:
+    conversation = run.conversation
+    if not memory_settings.memory_enabled:
+        return SKIP_MEMORY_OFF
+    if not memory_settings.auto_extract and run.trigger != ExtractionTrigger.MANUAL:
+        return SKIP_AUTO_OFF
+    if conversation.temporary:
+        return SKIP_TEMPORARY
+    if run.summary and (
+        conversation.extraction_runs.filter(status=RunStatus.SUCCEEDED, summary=run.summary)
+        .exclude(pk=run.pk)
+        .exists()
+    ):
+        return SKIP_SUMMARY_SEEN
+    if not window and not run.summary:
+        return SKIP_NOTHING_NEW
+    if not run.summary and all(is_trivial(m.role, m.content) for m in window):
+        return SKIP_TRIVIAL
+    return ""
+
+
+def _extract(run: ExtractionRun) -> None:
+    conversation = run.conversation
+    window = _window(conversation)
+    if window:
+        run.window_first, run.window_last = window[0].position, window[-1].position
+    memory_settings = MemorySettings.for_user(conversation.owner)
+    reason = _skip_reason(run, window, memory_settings)
+    if reason:
+        run.status, run.skip_reason = RunStatus.SKIPPED, reason
+        # Messages that must never be remembered are not read again; those skipped only
+        # because automatic extraction is off stay for an extraction asked for by hand.
+        if window and reason != SKIP_AUTO_OFF:
+            _advance(conversation, window[-1].position)
+        return
+    extractor = get_extractor(run.extractor)
+    messages = [
+        WindowMessage(id=m.pk, position=m.position, role=m.role, content=m.content)
+        for m in window
+        if not is_trivial(m.role, m.content)
+    ]
+    candidates = extractor.extract(messages, run.summary)
+    kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
+    reconciler = Reconciler(
+        conversation=conversation,
+        run_id=run.pk,
+        batch=run_batch(run.pk),
+        review=memory_settings.review_extracted or settings.MEMORY_REVIEW_BY_DEFAULT,
+    )
+    tally = reconciler.reconcile(kept)
+    run.status = RunStatus.SUCCEEDED
+    run.candidates = len(candidates)
+    run.dropped_sensitive = len(candidates) - len(kept)
+    run.created, run.merged = tally.created, tally.merged
+    run.superseded, run.skipped = tally.superseded, tally.skipped
+    if window:
+        _advance(conversation, window[-1].position)
+
+
+def _is_sensitive(candidate: Candidate) -> bool:
+    text = f"{candidate.content}\n{candidate.quote}"
+    return REDACTED in text or contains_sensitive(text)
+
+
+def _advance(conversation: Conversation, position: int) -> None:
+    Conversation.objects.filter(pk=conversation.pk, extracted_through__lt=position).update(
+        extracted_through=position
+    )
+
+
+def _record_failure(run_id: int, exc: Exception, started: float) -> ExtractionRun:
+    run = ExtractionRun.objects.get(pk=run_id)
+    raw_output = exc.raw_output if isinstance(exc, ExtractionFailed) else ""
+    run.status = RunStatus.FAILED
+    run.error = f"{type(exc).__name__}: {exc}"[:2000]
+    # What the LLM answered is kept for diagnosis, without any secret it may echo.
+    run.raw_output = redact(raw_output)[0][:100_000]
+    run.duration_ms = int((time.monotonic() - started) * 1000)
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "raw_output", "duration_ms", "finished_at"])
+    if run.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
+        delay = schedule_retry(run)
+        logger.warning("Extraction run %s failed (%s); retrying in %s", run_id, run.error, delay)
+    else:
+        logger.error(
+            "Extraction run %s failed for good after %s attempts: %s",
+            run_id,
+            run.attempts,
+            run.error,
+        )
+    return run

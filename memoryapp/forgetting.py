@@ -1,0 +1,196 @@
+"""Forgetting: memories nobody uses fade, in set-based SQL.
+
+relevance = exp(-rate * days unused) * (1 + ln(1 + uses)) * importance, where
+"days unused" counts from the last use (or the creation). Each daily pass:
+
+- forgets (soft, restorable) active memories whose relevance is below
+  MEMORY_FORGET_BELOW, and ``context`` memories unused for
+  MEMORY_CONTEXT_FADE_DAYS;
+- lowers the importance (* MEMORY_FADE_IMPORTANCE_FACTOR) of those below
+  MEMORY_FADE_BELOW, and the confidence (* MEMORY_UNUSED_CONFIDENCE_FACTOR,
+  floor MEMORY_CONFIDENCE_FLOOR) of those unused for MEMORY_UNUSED_DAYS —
+  each at most once per MEMORY_UNUSED_DAYS, so the pass can run any number
+  of times;
+- never touches pinned memories, nor pending, rejected, deleted or already
+  forgotten ones.
+
+Each statement updates every memory it concerns at once and writes their
+MemoryEvents with the same statement (INSERT … SELECT from the UPDATE's
+RETURNING). A ForgettingReport per day makes a second pass the same day a
+no-op.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memoryapp.models import EventAction, ForgettingReport, Memory, MemoryEvent
+
+ACTOR_LABEL = "forgetting"
+
+_MEMORY = Memory._meta.db_table
+_EVENT = MemoryEvent._meta.db_table
+
+
+def _iso(column: str) -> str:
+    return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
+
+
+def _snapshot(alias: str) -> str:
+    """Memory.snapshot() in SQL."""
+    return f"""jsonb_build_object(
+        'content', {alias}.content, 'kind', {alias}.kind, 'scope', {alias}.scope,
+        'project_id', {alias}.project_id, 'tags', to_jsonb({alias}.tags),
+        'importance', {alias}.importance, 'confidence', {alias}.confidence,
+        'pinned', {alias}.pinned, 'status', {alias}.status,
+        'deleted_at', {_iso(f"{alias}.deleted_at")}, 'forgotten_at', {_iso(f"{alias}.forgotten_at")},
+        'valid_until', {_iso(f"{alias}.valid_until")},
+        'superseded_by_id', {alias}.superseded_by_id, 'revision', {alias}.revision)"""
+
+
+_DAYS_UNUSED = (
+    "(EXTRACT(EPOCH FROM (%(now)s - COALESCE(m.last_accessed_at, m.created_at))) / 86400.0)"
+)
+_RELEVANCE = f"(exp(-%(rate)s * {_DAYS_UNUSED}) * (1 + ln(1 + m.access_count)) * m.importance)"
+_ELIGIBLE = (
+    "m.deleted_at IS NULL AND m.forgotten_at IS NULL AND m.status = 'active' AND NOT m.pinned"
+)
+_FORGET = f"({_RELEVANCE} < %(forget_below)s OR (m.kind = 'context' AND {_DAYS_UNUSED} >= %(context_days)s))"
+
+
+def _not_since(key: str) -> str:
+    return f"(m.metadata->>'{key}' IS NULL OR (m.metadata->>'{key}')::timestamptz <= %(now)s - make_interval(days => %(unused_days)s))"
+
+
+_FADE = f"({_RELEVANCE} < %(fade_below)s AND {_not_since('faded_at')})"
+_UNUSED = f"({_DAYS_UNUSED} >= %(unused_days)s AND {_not_since('confidence_lowered_at')})"
+
+_FORGET_SQL = f"""
+WITH target AS (
+    SELECT m.id, {_snapshot("m")} AS before FROM {_MEMORY} m WHERE {_ELIGIBLE} AND {_FORGET}
+), changed AS (
+    UPDATE {_MEMORY} m
+    SET forgotten_at = %(now)s, revision = m.revision + 1, updated_at = %(now)s
+    FROM target WHERE m.id = target.id
+    RETURNING m.id, m.kind, target.before, {_snapshot("m")} AS after
+), events AS (
+    INSERT INTO {_EVENT} (memory_id, action, actor_label, before, after, batch, created_at)
+    SELECT id, '{EventAction.FORGOTTEN}', '{ACTOR_LABEL}', before, after, %(batch)s, %(now)s
+    FROM changed
+)
+SELECT kind, count(*), 0 FROM changed GROUP BY kind
+"""
+
+_DECAY_SQL = f"""
+WITH target AS (
+    SELECT m.id, {_snapshot("m")} AS before, {_FADE} AS fade, {_UNUSED} AS unused
+    FROM {_MEMORY} m WHERE {_ELIGIBLE} AND ({_FADE} OR {_UNUSED})
+), changed AS (
+    UPDATE {_MEMORY} m
+    SET importance = CASE WHEN target.fade
+            THEN m.importance * %(importance_factor)s ELSE m.importance END,
+        confidence = CASE WHEN target.unused
+            THEN LEAST(m.confidence, GREATEST(%(confidence_floor)s, m.confidence * %(confidence_factor)s))
+            ELSE m.confidence END,
+        metadata = m.metadata
+            || CASE WHEN target.fade THEN jsonb_build_object('faded_at', %(now)s) ELSE '{{}}'::jsonb END
+            || CASE WHEN target.unused
+                THEN jsonb_build_object('confidence_lowered_at', %(now)s) ELSE '{{}}'::jsonb END,
+        revision = m.revision + 1,
+        updated_at = %(now)s
+    FROM target WHERE m.id = target.id
+    RETURNING m.id, m.kind, target.fade, target.unused, target.before, {_snapshot("m")} AS after
+), events AS (
+    INSERT INTO {_EVENT} (memory_id, action, actor_label, before, after, batch, created_at)
+    SELECT id, '{EventAction.DECAYED}', '{ACTOR_LABEL}', before, after, %(batch)s, %(now)s
+    FROM changed
+)
+SELECT kind, count(*) FILTER (WHERE fade), count(*) FILTER (WHERE unused) FROM changed GROUP BY kind
+"""
+
+_DRY_RUN_SQL = f"""
+SELECT m.kind,
+       count(*) FILTER (WHERE {_FORGET}),
+       count(*) FILTER (WHERE NOT {_FORGET} AND {_FADE}),
+       count(*) FILTER (WHERE NOT {_FORGET} AND {_UNUSED})
+FROM {_MEMORY} m WHERE {_ELIGIBLE} GROUP BY m.kind
+"""
+
+OUTCOMES = ("forgotten", "importance_lowered", "confidence_lowered")
+
+
+def _parameters(now: datetime, batch: uuid.UUID) -> dict[str, Any]:
+    return {
+        "now": now,
+        "batch": batch,
+        "rate": settings.MEMORY_FORGET_DECAY_RATE,
+        "forget_below": settings.MEMORY_FORGET_BELOW,
+        "fade_below": settings.MEMORY_FADE_BELOW,
+        "context_days": settings.MEMORY_CONTEXT_FADE_DAYS,
+        "unused_days": settings.MEMORY_UNUSED_DAYS,
+        "importance_factor": settings.MEMORY_FADE_IMPORTANCE_FACTOR,
+        "confidence_factor": settings.MEMORY_UNUSED_CONFIDENCE_FACTOR,
+        "confidence_floor": settings.MEMORY_CONFIDENCE_FLOOR,
+    }
+
+
+def _counts(rows: dict[str, list[tuple[str, int]]]) -> dict[str, Any]:
+    """{"forgotten": {"fact": 3, …}, …, "total": {"forgotten": 3, …}}"""
+    counts: dict[str, Any] = {outcome: defaultdict(int) for outcome in OUTCOMES}
+    for outcome, by_kind in rows.items():
+        for kind, count in by_kind:
+            if count:
+                counts[outcome][kind] += count
+    result: dict[str, Any] = {outcome: dict(counts[outcome]) for outcome in OUTCOMES}
+    result["total"] = {outcome: sum(counts[outcome].values()) for outcome in OUTCOMES}
+    return result
+
+
+def preview(now: datetime | None = None) -> dict[str, Any]:
+    """What a pass would do now, changing nothing."""
+    parameters = _parameters(now or timezone.now(), uuid.uuid4())
+    with connection.cursor() as cursor:
+        cursor.execute(_DRY_RUN_SQL, parameters)
+        rows = cursor.fetchall()
+    return _counts(
+        {
+            "forgotten": [(kind, forgotten) for kind, forgotten, _f, _u in rows],
+            "importance_lowered": [(kind, faded) for kind, _g, faded, _u in rows],
+            "confidence_lowered": [(kind, unused) for kind, _g, _f, unused in rows],
+        }
+    )
+
+
+def forget(now: datetime | None = None) -> ForgettingReport:
+    """Today's pass, or the report of the pass that already ran today."""
+    now = now or timezone.now()
+    started = time.monotonic()
+    with transaction.atomic():
+        report, created = ForgettingReport.objects.get_or_create(run_on=now.date())
+        if not created:
+            return report
+        parameters = _parameters(now, uuid.uuid4())
+        with connection.cursor() as cursor:
+            cursor.execute(_FORGET_SQL, parameters)
+            forgotten = [(kind, count) for kind, count, _zero in cursor.fetchall()]
+            cursor.execute(_DECAY_SQL, parameters)
+            decayed = cursor.fetchall()
+        report.counts = _counts(
+            {
+                "forgotten": forgotten,
+                "importance_lowered": [(kind, faded) for kind, faded, _u in decayed],
+                "confidence_lowered": [(kind, unused) for kind, _f, unused in decayed],
+            }
+        )
+        report.counts["batch"] = str(parameters["batch"])
+        report.duration_ms = int((time.monotonic() - started) * 1000)
+        report.save(update_fields=["counts", "duration_ms"])
+    return report

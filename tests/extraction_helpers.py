@@ -1,0 +1,45 @@
+"""Helpers for the extraction tests: an API client with a token, conversations with messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.test import Client
+
+from accounts.models import ApiToken
+from memoryapp.models import Conversation, Message
+
+
+def api_client(user: Any) -> Client:
+    _token, secret = ApiToken.issue(user=user, name="test client")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+def post_json(client: Client, path: str, data: Any = None) -> Any:
+    return client.post(path, json.dumps(data or {}), content_type="application/json")
+
+
+def conversation_with(user: Any, *turns: tuple[str, str], **fields: Any) -> Conversation:
+    """A conversation holding ``turns`` as (role, content) messages at positions 1, 2, …"""
+    conversation = Conversation.objects.create(
+        owner=user,
+        external_id=fields.pop("external_id", f"conv-{Conversation.objects.count()}"),
+        **fields,
+    )
+    add_messages(conversation, *turns)
+    return conversation
+
+
+def add_messages(conversation: Conversation, *turns: tuple[str, str]) -> list[Message]:
+    start = conversation.messages.count()
+    return Message.objects.bulk_create(
+        Message(
+            conversation=conversation,
+            role=role,
+            content=content,
+            external_id=f"m{start + index}",
+            position=start + index,
+        )
+        for index, (role, content) in enumerate(turns, start=1)
+    )

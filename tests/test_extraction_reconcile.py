@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import MemorySettings
+from memoryapp.embeddings import get_provider
+from memoryapp.extraction.runs import execute_run, extraction_request
+from memoryapp.models import EventAction, ExtractionRun, Memory, MemoryEvent, Origin, Scope, Status
+from memoryapp.services import memory_create, memory_review_accept
+from tests.extraction_helpers import conversation_with
+
+pytestmark = pytest.mark.django_db
+
+
+def _extract(conversation: Any, trigger: str = "manual") -> ExtractionRun:
+    run = extraction_request(conversation=conversation, trigger=trigger)
+    return execute_run(run.pk)
+
+
+def test_near_duplicate_raises_confidence_and_keeps_the_evidence(alice: Any) -> None:
+    existing = memory_create(
+        owner=alice, content="Prefers Vue over React", kind="preference", confidence=0.7
+    )
+    conversation = conversation_with(alice, ("user", "I prefer Vue over React, as always."))
+    run = _extract(conversation)
+    existing.refresh_from_db()
+    assert (run.status, run.candidates, run.merged, run.created) == ("succeeded", 1, 1, 0)
+    assert existing.confidence == pytest.approx(0.8)
+    assert existing.evidence[-1]["quote"] == "I prefer Vue over React, as always."
+    assert existing.evidence[-1]["messages"] == [conversation.messages.get().pk]
+    event = existing.events.first()
+    assert (event.action, event.actor_label) == (EventAction.MERGED, "extraction")
+    assert Memory.objects.count() == 1
+
+
+def test_confidence_never_exceeds_one(alice: Any) -> None:
+    existing = memory_create(
+        owner=alice, content="Prefers Vue over React", kind="preference", confidence=0.95
+    )
+    _extract(conversation_with(alice, ("user", "I prefer Vue over React")))
+    existing.refresh_from_db()
+    assert existing.confidence == 1.0
+
+
+def test_chinese_near_duplicate_by_character_bigrams(alice: Any) -> None:
+    existing = memory_create(owner=alice, content="需要安装 GDAL 才能导入 shapefile", kind="lesson")
+    run = _extract(conversation_with(alice, ("user", "记住：需要先安装 GDAL 才能导入 shapefile")))
+    assert run.merged == 1, (run.created, list(Memory.objects.values_list("content", flat=True)))
+    existing.refresh_from_db()
+    assert existing.confidence == pytest.approx(0.9)
+
+
+def test_vector_near_duplicate_when_words_alone_do_not_match(alice: Any, settings: Any) -> None:
+    settings.MEMORY_DUPLICATE_JACCARD = 1.01  # words never match: only vectors decide
+    provider = get_provider()
+    existing = memory_create(owner=alice, content="Plans to learn Rust this year", kind="goal")
+    Memory.objects.filter(pk=existing.pk).update(
+        embedding=provider.embed(["Plans to learn Rust this year"])[0],
+        embedding_model=provider.model_name,
+    )
+    run = _extract(conversation_with(alice, ("user", "I plan to learn Rust this year")))
+    assert run.merged == 1
+    unrelated = _extract(conversation_with(alice, ("user", "I plan to visit Chengdu in May")))
+    assert unrelated.created == 1
+
+
+def test_contradiction_supersedes_the_older_memory(alice: Any) -> None:
+    _extract(conversation_with(alice, ("user", "I prefer Vue for frontend work")))
+    older = Memory.objects.get()
+    run = _extract(conversation_with(alice, ("user", "Actually I now prefer React")))
+    older.refresh_from_db()
+    newer = Memory.objects.exclude(pk=older.pk).get()
+    assert (run.created, run.superseded) == (1, 1)
+    assert older.superseded_by == newer
+    assert older.valid_until == newer.valid_from
+    assert newer.content == "Prefers React" and newer.valid_until is None
+    assert older.events.first().action == EventAction.SUPERSEDED
+    assert list(Memory.objects.in_effect()) == [newer]
+
+
+def test_project_fact_contradiction_in_chinese_and_english(alice: Any, project: Any) -> None:
+    first = conversation_with(
+        alice, ("user", "The project uses WGS84 for coordinates"), project=project
+    )
+    _extract(first)
+    wgs = Memory.objects.get()
+    assert (wgs.scope, wgs.project) == (Scope.PROJECT, project)
+    second = conversation_with(alice, ("user", "项目使用 CGCS2000 坐标系"), project=project)
+    run = _extract(second)
+    wgs.refresh_from_db()
+    assert run.superseded == 1
+    assert wgs.superseded_by.content == "项目使用 CGCS2000 坐标系"
+
+
+def test_unrelated_preferences_do_not_contradict(alice: Any) -> None:
+    _extract(conversation_with(alice, ("user", "I prefer Vue for frontend work")))
+    run = _extract(conversation_with(alice, ("user", "I prefer tabs over spaces")))
+    assert (run.created, run.superseded) == (1, 0)
+    assert Memory.objects.in_effect().count() == 2
+
+
+def test_rejected_before_is_not_created_again(alice: Any) -> None:
+    rejected = memory_create(
+        owner=alice, content="Prefers Vue over React", kind="preference", status=Status.REJECTED
+    )
+    run = _extract(conversation_with(alice, ("user", "I prefer Vue over React")))
+    assert (run.created, run.merged, run.skipped) == (0, 0, 1)
+    assert Memory.objects.count() == 1
+    event = rejected.events.first()
+    assert (event.action, event.actor_label) == (EventAction.REJECTED, "extraction")
+
+
+def test_pending_contradiction_supersedes_on_acceptance(alice: Any) -> None:
+    _extract(conversation_with(alice, ("user", "I prefer Vue for frontend work")))
+    older = Memory.objects.get()
+    MemorySettings.objects.filter(user=alice).update(review_extracted=True)
+    _extract(conversation_with(alice, ("user", "I now prefer React")))
+    pending = Memory.objects.get(status=Status.PENDING)
+    older.refresh_from_db()
+    assert pending.metadata["supersedes"] == older.pk
+    assert older.superseded_by is None
+    memory_review_accept(memory=pending, actor=alice)
+    older.refresh_from_db()
+    assert older.superseded_by_id == pending.pk
+
+
+def test_sensitive_candidates_are_dropped_and_counted(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        (
+            "user",
+            "I always use the token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for CI. I prefer Vue.",
+        ),
+    )
+    run = _extract(conversation)
+    assert (run.candidates, run.dropped_sensitive, run.created) == (2, 1, 1)
+    assert list(Memory.objects.values_list("content", flat=True)) == ["Prefers Vue"]
+    assert "ghp_" not in str(ExtractionRun.objects.values().get(pk=run.pk))
+
+
+def test_extracted_memories_record_origin_evidence_and_one_batch(alice: Any) -> None:
+    conversation = conversation_with(alice, ("user", "I prefer Vue. We use pytest for tests."))
+    run = _extract(conversation)
+    memories = Memory.objects.order_by("pk")
+    assert all(m.origin == Origin.EXTRACTED and m.conversation == conversation for m in memories)
+    assert memories[0].evidence[0] | {"run": None} == {
+        "conversation": conversation.pk,
+        "messages": [conversation.messages.get().pk],
+        "quote": "I prefer Vue.",
+        "run": None,
+    }
+    batches = set(MemoryEvent.objects.values_list("batch", flat=True))
+    assert len(batches) == 1 and run.created == 2
+    assert memories[0].created_at <= timezone.now()

@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+from django_q.models import Schedule
+
+from accounts.models import MemorySettings
+from memoryapp.extraction import runs
+from memoryapp.extraction.runs import execute_run, extraction_request
+from memoryapp.models import Conversation, ExtractionRun, Memory, MemoryEvent, RunStatus
+from tests.extraction_helpers import add_messages, conversation_with
+
+pytestmark = pytest.mark.django_db
+
+TALK = [("user", "I prefer Vue over React."), ("assistant", "Got it, Vue it is for the frontend.")]
+
+
+def _run(conversation: Any, trigger: str = "turns", summary: str = "") -> ExtractionRun:
+    run = extraction_request(conversation=conversation, trigger=trigger, summary=summary)
+    return execute_run(run.pk)
+
+
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        ({"memory_enabled": False}, runs.SKIP_MEMORY_OFF),
+        ({"auto_extract": False}, runs.SKIP_AUTO_OFF),
+    ],
+)
+def test_skipped_when_the_user_turned_it_off(
+    alice: Any, setup: dict[str, bool], reason: str
+) -> None:
+    MemorySettings.objects.filter(user=alice).update(**setup)
+    run = _run(conversation_with(alice, *TALK))
+    assert (run.status, run.skip_reason) == (RunStatus.SKIPPED, reason)
+    assert not Memory.objects.exists()
+
+
+def test_asking_by_hand_works_with_automatic_extraction_off(alice: Any) -> None:
+    MemorySettings.objects.filter(user=alice).update(auto_extract=False)
+    conversation = conversation_with(alice, *TALK)
+    assert _run(conversation, "turns").status == RunStatus.SKIPPED
+    assert _run(conversation, "manual").created == 1
+
+
+def test_temporary_conversation_is_skipped_and_never_read_again(alice: Any) -> None:
+    conversation = conversation_with(alice, *TALK, temporary=True)
+    run = _run(conversation)
+    assert (run.status, run.skip_reason) == (RunStatus.SKIPPED, runs.SKIP_TEMPORARY)
+    conversation.refresh_from_db()
+    assert conversation.extracted_through == 2
+    assert not Memory.objects.exists()
+
+
+def test_trivial_window_is_skipped(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        ("user", "hi"),
+        ("assistant", "Hello!"),
+        ("user", "Thanks a lot!"),
+        ("user", "谢谢！"),
+    )
+    run = _run(conversation)
+    assert (run.status, run.skip_reason) == (RunStatus.SKIPPED, runs.SKIP_TRIVIAL)
+
+
+def test_a_window_is_never_extracted_twice(alice: Any) -> None:
+    conversation = conversation_with(alice, *TALK)
+    first = _run(conversation)
+    second = _run(conversation)
+    assert first.created == 1
+    assert (second.status, second.skip_reason) == (RunStatus.SKIPPED, runs.SKIP_NOTHING_NEW)
+    add_messages(conversation, ("user", "We use pytest for tests."))
+    third = _run(conversation)
+    assert (third.window_first, third.window_last, third.created) == (3, 3, 1)
+
+
+def test_the_window_is_the_last_ten_unextracted_messages(alice: Any) -> None:
+    turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 16)]
+    run = _run(conversation_with(alice, *turns))
+    assert (run.window_first, run.window_last) == (6, 15)
+    assert run.created == 10
+
+
+def test_the_window_fits_the_token_budget(alice: Any, settings: Any) -> None:
+    settings.EXTRACTION_WINDOW_TOKENS = 40
+    turns = [
+        ("user", "I prefer Vue over React. " + "x" * 200),
+        ("user", "We use pytest for tests."),
+    ]
+    run = _run(conversation_with(alice, *turns))
+    assert (run.window_first, run.window_last) == (2, 2)
+
+
+def test_the_same_summary_is_extracted_once(alice: Any) -> None:
+    conversation = conversation_with(alice)
+    summary = "## Discoveries\n- The project uses CGCS2000\n"
+    assert _run(conversation, "summary", summary).created == 1
+    again = _run(conversation, "summary", summary)
+    assert (again.status, again.skip_reason) == (RunStatus.SKIPPED, runs.SKIP_SUMMARY_SEEN)
+    assert Memory.objects.get().confidence == 0.8
+
+
+def test_a_run_that_finished_is_not_run_again(alice: Any) -> None:
+    run = _run(conversation_with(alice, *TALK))
+    again = execute_run(run.pk)
+    assert again.attempts == 1 and again.status == RunStatus.SUCCEEDED
+    assert Memory.objects.count() == 1
+
+
+def test_a_run_killed_midway_leaves_nothing_and_is_retried(alice: Any) -> None:
+    # A database failure on the second memory stands for a worker dying mid-run.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """CREATE FUNCTION fail_insert() RETURNS trigger AS $$
+               BEGIN RAISE EXCEPTION 'worker lost'; END $$ LANGUAGE plpgsql;
+               CREATE TRIGGER fail_second BEFORE INSERT ON memoryapp_memory
+               FOR EACH ROW WHEN (NEW.content LIKE '%pytest%') EXECUTE FUNCTION fail_insert();"""
+        )
+    conversation = conversation_with(alice, ("user", "I prefer Vue. We use pytest for tests."))
+    run = _run(conversation)
+    assert run.status == RunStatus.FAILED
+    assert "worker lost" in run.error
+    assert not Memory.objects.exists() and not MemoryEvent.objects.exists()
+    conversation.refresh_from_db()
+    assert conversation.extracted_through == 0
+    retry = Schedule.objects.get(name=runs.retry_schedule_name(run.pk))
+    assert retry.func == runs.EXTRACT_TASK and retry.args == repr(run.pk)
+
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER fail_second ON memoryapp_memory")
+    retried = execute_run(run.pk)
+    assert (retried.status, retried.attempts, retried.created) == (RunStatus.SUCCEEDED, 2, 2)
+
+
+def test_retries_back_off_and_stop(alice: Any, settings: Any) -> None:
+    settings.EXTRACTION_RETRY_SECONDS = 10
+    settings.EXTRACTION_MAX_ATTEMPTS = 3
+    run = ExtractionRun.objects.create(
+        conversation=conversation_with(alice), trigger="manual", attempts=2
+    )
+    delay = runs.schedule_retry(run)
+    assert delay.total_seconds() == 20
+    run.attempts = 3
+    assert runs.schedule_retry(run).total_seconds() == 40
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runs_of_one_conversation_never_overlap(alice: Any) -> None:
+    conversation = conversation_with(alice, *TALK)
+    # Created directly: extraction_request would run it at once (sync mode, no transaction).
+    run = ExtractionRun.objects.create(conversation=conversation, trigger="manual")
+    finished: list[ExtractionRun] = []
+
+    def worker() -> None:
+        try:
+            finished.append(execute_run(run.pk))
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        # Another run holds the conversation: it extracts the window and commits.
+        runs._lock_conversation(conversation.pk)
+        thread = threading.Thread(target=worker)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not _waiting_on_advisory_lock() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _waiting_on_advisory_lock(), f"the run did not wait for the lock: {finished}"
+        assert not finished
+        Conversation.objects.filter(pk=conversation.pk).update(extracted_through=2)
+    thread.join(timeout=20)
+    assert finished[0].status == RunStatus.SKIPPED
+    assert finished[0].skip_reason == runs.SKIP_NOTHING_NEW
+    assert not Memory.objects.exists()
+
+
+def _waiting_on_advisory_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+        return bool(cursor.fetchone()[0])
