@@ -338,3 +338,33 @@ def memory_undo_batch(
         )
         restored.append(memory)
     return restored
+
+
+def memories_restore(
+    *, memories: Iterable[Memory], actor: AbstractBaseUser | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Bring several memories back from the trash or forgetting, as one undoable batch."""
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        for memory in memories:
+            if memory.deleted_at is not None or memory.forgotten_at is not None:
+                memory_restore(memory=memory, actor=actor, actor_label=actor_label, batch=batch)
+    return batch
+
+
+def memories_change_kind(
+    *, memories: Iterable[Memory], kind: str, actor: AbstractBaseUser | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Give several memories another kind, as one undoable batch."""
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        for memory in memories:
+            memory_update(
+                memory=memory,
+                changes={"kind": Kind(kind)},
+                expected_revision=None,
+                actor=actor,
+                actor_label=actor_label,
+                batch=batch,
+            )
+    return batch
