@@ -55,9 +55,7 @@ class MemoryEditForm(MemoryContentForm):
     tags = forms.CharField(
         label=_("Tags"), required=False, help_text=_("Separated by commas."), max_length=500
     )
-    pinned = forms.BooleanField(
-        label=_("Pinned (always used, never forgotten)"), required=False
-    )
+    pinned = forms.BooleanField(label=_("Pinned (always used, never forgotten)"), required=False)
     # The revision the form was made from: a newer one means someone changed the memory meanwhile.
     revision = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
@@ -96,6 +94,8 @@ class MemorySettingsForm(forms.ModelForm):
         help_texts = {
             "memory_enabled": _("Assistants remember new things and use what they know about you."),
             "auto_extract": _("Memories are picked out of your conversations automatically."),
-            "review_extracted": _("Extracted memories wait in “Pending review” until you accept them."),
+            "review_extracted": _(
+                "Extracted memories wait in “Pending review” until you accept them."
+            ),
             "show_citations": _("Answers say which memories they used."),
         }

@@ -68,9 +68,14 @@ def event_changes(event: MemoryEvent) -> list[Change]:
     before = event.before or {}
     after = event.after or {}
     return [
-        Change(label, _display(field, before.get(field)) if event.before else "", _display(field, after.get(field)))
+        Change(
+            label,
+            _display(field, before.get(field)) if event.before else "",
+            _display(field, after.get(field)),
+        )
         for field, label in FIELD_LABELS.items()
-        if before.get(field) != after.get(field) and (event.before or after.get(field) not in (None, [], "", False))
+        if before.get(field) != after.get(field)
+        and (event.before or after.get(field) not in (None, [], "", False))
     ]
 
 

@@ -242,7 +242,10 @@ class MemoryListPage:
     def counts(self) -> dict[str, int]:
         """How many memories each state tab holds under the current search, kind and scope."""
         return self.filters.apply(self.source.visible).aggregate(
-            **{state: Count("id", filter=condition) for state, condition in STATE_CONDITIONS.items()}
+            **{
+                state: Count("id", filter=condition)
+                for state, condition in STATE_CONDITIONS.items()
+            }
         )
 
     @property
@@ -292,8 +295,7 @@ class MemoryListPage:
             **{kind: Count("id", filter=active & Q(kind=kind)) for kind in Kind.values},
         )
         figures["kinds"] = [
-            {"value": kind, "label": label, "count": figures[kind]}
-            for kind, label in Kind.choices
+            {"value": kind, "label": label, "count": figures[kind]} for kind, label in Kind.choices
         ]
         return figures
 
@@ -302,9 +304,13 @@ class MemoryListPage:
         chips = [Chip("", _("All"), not self.filters.kinds, self.filters.querystring(kinds=()))]
         for kind, label in Kind.choices:
             selected = kind in self.filters.kinds
-            kinds = tuple(k for k in self.filters.kinds if k != kind) if selected else (
-                *self.filters.kinds,
-                kind,
+            kinds = (
+                tuple(k for k in self.filters.kinds if k != kind)
+                if selected
+                else (
+                    *self.filters.kinds,
+                    kind,
+                )
             )
             chips.append(Chip(kind, label, selected, self.filters.querystring(kinds=kinds)))
         return chips

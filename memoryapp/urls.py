@@ -21,11 +21,19 @@ urlpatterns = [
     path("settings/memories/settings", memories.memory_settings, name="memory-settings"),
     path("settings/memories/<int:memory_id>/edit", memories.memory_edit, name="memory-edit"),
     path("settings/memories/<int:memory_id>/delete", memories.memory_delete, name="memory-delete"),
-    path("settings/memories/<int:memory_id>/restore", memories.memory_restore, name="memory-restore"),
+    path(
+        "settings/memories/<int:memory_id>/restore", memories.memory_restore, name="memory-restore"
+    ),
     path("settings/memories/<int:memory_id>/pin", memories.memory_pin, name="memory-pin"),
     path("settings/memories/<int:memory_id>/review", memories.memory_review, name="memory-review"),
-    path("settings/memories/<int:memory_id>/history", memories.memory_history, name="memory-history"),
-    path("settings/memories/<int:memory_id>/evidence", memories.memory_evidence, name="memory-evidence"),
+    path(
+        "settings/memories/<int:memory_id>/history", memories.memory_history, name="memory-history"
+    ),
+    path(
+        "settings/memories/<int:memory_id>/evidence",
+        memories.memory_evidence,
+        name="memory-evidence",
+    ),
     path("i18n/", include("django.conf.urls.i18n")),
     # JSON API
     path("api/v1/", api.urls),

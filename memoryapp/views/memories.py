@@ -67,9 +67,10 @@ def _batch_of_user(request: AuthenticatedHttpRequest, raw_batch: str) -> uuid.UU
     except ValueError:
         raise Http404 from None
     events = MemoryEvent.objects.filter(batch=batch)
-    if not events.filter(actor=request.user).exists() or events.exclude(
-        actor=request.user
-    ).exists():
+    if (
+        not events.filter(actor=request.user).exists()
+        or events.exclude(actor=request.user).exists()
+    ):
         raise Http404
     writable = Memory.objects.writable_by(request.user)
     if events.exclude(memory__in=writable).exists():
@@ -106,7 +107,9 @@ def _back_url(request: AuthenticatedHttpRequest) -> str:
     return current or reverse("memory-list")
 
 
-def _source_and_filters(request: AuthenticatedHttpRequest) -> tuple[MemoryListSource, MemoryFilters]:
+def _source_and_filters(
+    request: AuthenticatedHttpRequest,
+) -> tuple[MemoryListSource, MemoryFilters]:
     """The list the user acted from, with its filters as its URL says."""
     url = _back_url(request)
     try:
@@ -306,7 +309,9 @@ def memory_delete(request: AuthenticatedHttpRequest, memory_id: int) -> HttpResp
 @login_required
 @require_POST
 def memory_restore(request: AuthenticatedHttpRequest, memory_id: int) -> HttpResponse:
-    memory = services.memory_restore(memory=_writable_memory(request, memory_id), actor=request.user)
+    memory = services.memory_restore(
+        memory=_writable_memory(request, memory_id), actor=request.user
+    )
     return _done(request, _("Memory restored."), memory=memory)
 
 
