@@ -25,7 +25,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import trigger_client_event
+from django_htmx.http import push_url, trigger_client_event
 
 from accounts.models import MemorySettings, Project
 from memoryapp import services
@@ -175,7 +175,12 @@ def _list_page(
     }
     htmx = request.htmx
     if htmx and not htmx.history_restore_request and htmx.target in LIST_PARTS:
-        return render(request, f"{template_name}#{htmx.target}", context)
+        response = render(request, f"{template_name}#{htmx.target}", context)
+        if htmx.target == "memory-results":
+            # The address bar gets the filters in their short form (no defaults, no page).
+            query = filters.querystring(page=1)
+            push_url(response, f"{source.url}?{query}" if query else source.url)
+        return response
     context |= {"undo_offer": _undo_offer(request), **page_context()}
     return render(request, template_name, context, status=status)
 
