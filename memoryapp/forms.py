@@ -36,7 +36,8 @@ class MemoryAddForm(MemoryContentForm):
     where = forms.ChoiceField(label=_("Remember for"))
 
     def __init__(self, *args: Any, projects: Sequence[Project], **kwargs: Any) -> None:
-        super().__init__(*args, auto_id="add-%s", **kwargs)
+        kwargs.setdefault("auto_id", "add-%s")
+        super().__init__(*args, **kwargs)
         self.projects = {str(project.pk): project for project in projects}
         where_field = self.fields["where"]
         assert isinstance(where_field, forms.ChoiceField)

@@ -108,7 +108,7 @@ def evidence_of(memory: Memory, viewer: AbstractBaseUser) -> list[Evidence]:
     wanted = {pk for item in items for pk in _message_ids(item)}
     messages = {
         message.pk: message
-        for message in Message.objects.filter(pk__in=wanted, conversation__owner=viewer)
+        for message in Message.objects.filter(pk__in=wanted, conversation__owner_id=viewer.pk)
     }
     result = []
     for item in items:

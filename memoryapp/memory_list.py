@@ -298,8 +298,8 @@ class MemoryListPage:
         dozen filtered counts over every memory.
         """
         week_ago = timezone.now() - timedelta(days=7)
-        per_kind = {
-            row["kind"]: row
+        per_kind: dict[str, dict[str, Any]] = {
+            row["kind"]: dict(row)
             for row in self.source.visible.order_by()
             .values("kind")
             .annotate(

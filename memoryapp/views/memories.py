@@ -27,6 +27,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url, trigger_client_event
+from django_htmx.middleware import HtmxDetails
 
 from accounts.models import MemorySettings, Project
 from memoryapp import services
@@ -43,6 +44,7 @@ from memoryapp.models import Kind, Memory, MemoryEvent, Scope
 
 class AuthenticatedHttpRequest(HttpRequest):
     user: User
+    htmx: HtmxDetails
 
 
 # Access checks ---------------------------------------------------------------
@@ -268,7 +270,7 @@ def _edit_refused(
     conflict: Memory | None = None,
 ) -> HttpResponse:
     """The edit form again, with its errors or the conflicting current version."""
-    context = {"edit_form": form, "conflict": conflict}
+    context: dict[str, Any] = {"edit_form": form, "conflict": conflict}
     if request.htmx:
         [row] = rows_with_details([memory.pk], request.user)
         context |= {
