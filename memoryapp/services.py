@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -46,7 +47,7 @@ class MemoryConflict(Exception):
         self.current = current
 
 
-def _record(
+def _event(
     memory: Memory,
     action: str,
     *,
@@ -55,7 +56,8 @@ def _record(
     before: dict[str, Any] | None,
     batch: uuid.UUID | None = None,
 ) -> MemoryEvent:
-    return MemoryEvent.objects.create(
+    """The event of a change just made to ``memory`` (not saved yet)."""
+    return MemoryEvent(
         memory=memory,
         action=action,
         actor=actor,
@@ -64,6 +66,13 @@ def _record(
         after=memory.snapshot(),
         batch=batch,
     )
+
+
+def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
+    """Save the event of a change just made (``details`` as for ``_event``)."""
+    event = _event(memory, action, **details)
+    event.save()
+    return event
 
 
 def clean_tags(tags: Iterable[str]) -> list[str]:
@@ -337,16 +346,58 @@ def memory_review_accept(
     return memory
 
 
+def _set_state_of_many(
+    memories: Iterable[Memory],
+    action: str,
+    fields: dict[str, Any],
+    *,
+    applies: Q,
+    actor: User | None,
+    actor_label: str,
+) -> uuid.UUID:
+    """One state change to many memories as a batch: one UPDATE, one INSERT of events.
+
+    Clearing thousands of memories must not cost thousands of round trips;
+    each memory still gets its event with the state before and after.
+    """
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        locked = list(
+            Memory.objects.select_for_update()
+            .filter(applies, pk__in=[memory.pk for memory in memories])
+            .order_by("pk")
+        )
+        now = timezone.now()
+        events = []
+        for memory in locked:
+            before = memory.snapshot()
+            for field, value in fields.items():
+                setattr(memory, field, value)
+            memory.revision += 1
+            events.append(
+                _event(
+                    memory, action, actor=actor, actor_label=actor_label, before=before, batch=batch
+                )
+            )
+        Memory.objects.filter(pk__in=[memory.pk for memory in locked]).update(
+            **fields, revision=F("revision") + 1, updated_at=now
+        )
+        MemoryEvent.objects.bulk_create(events, batch_size=2000)
+    return batch
+
+
 def memories_delete(
     *, memories: Iterable[Memory], actor: User | None, actor_label: str = ""
 ) -> uuid.UUID:
     """Trash several memories as one batch; ``memory_undo_batch`` brings exactly them back."""
-    batch = uuid.uuid4()
-    with transaction.atomic():
-        for memory in memories:
-            if memory.deleted_at is None:
-                memory_delete(memory=memory, actor=actor, actor_label=actor_label, batch=batch)
-    return batch
+    return _set_state_of_many(
+        memories,
+        EventAction.DELETED,
+        {"deleted_at": timezone.now()},
+        applies=Q(deleted_at__isnull=True),
+        actor=actor,
+        actor_label=actor_label,
+    )
 
 
 # Fields an undo puts back from an event's "before" state.
@@ -441,4 +492,36 @@ def memories_import(
             actor_label=actor_label,
             batch=batch,
         )
+    return batch
+
+
+def memories_restore(
+    *, memories: Iterable[Memory], actor: User | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Bring several memories back from the trash or forgetting, as one undoable batch."""
+    return _set_state_of_many(
+        memories,
+        EventAction.RESTORED,
+        {"deleted_at": None, "forgotten_at": None},
+        applies=Q(deleted_at__isnull=False) | Q(forgotten_at__isnull=False),
+        actor=actor,
+        actor_label=actor_label,
+    )
+
+
+def memories_change_kind(
+    *, memories: Iterable[Memory], kind: str, actor: User | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Give several memories another kind, as one undoable batch."""
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        for memory in memories:
+            memory_update(
+                memory=memory,
+                changes={"kind": Kind(kind)},
+                expected_revision=None,
+                actor=actor,
+                actor_label=actor_label,
+                batch=batch,
+            )
     return batch
