@@ -207,11 +207,15 @@ class Memory(models.Model):
         return self.content[:80]
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        self.search_document = search_document(" ".join([self.content, *self.tags]))
+        self.refresh_search_document()
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and ({"content", "tags"} & set(update_fields)):
             kwargs["update_fields"] = {*update_fields, "search_document"}
         super().save(*args, **kwargs)
+
+    def refresh_search_document(self) -> None:
+        """What the full-text vector is generated from: content and tags (see textsearch.py)."""
+        self.search_document = search_document(" ".join([self.content, *self.tags]))
 
     @property
     def state(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -85,50 +85,100 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
     return list(seen)
 
 
+class NewMemory(TypedDict, total=False):
+    """What a new memory may be given; only ``owner`` and ``content`` are required."""
+
+    owner: Required[User]
+    content: Required[str]
+    kind: str
+    scope: str
+    project: Project | None
+    conversation: Conversation | None
+    tags: Iterable[str]
+    importance: float | None
+    confidence: float
+    origin: str
+    pinned: bool
+    status: str
+    evidence: list[dict[str, Any]] | None
+    metadata: dict[str, Any] | None
+    valid_from: datetime | None
+
+
+def _new_memory(**fields: Unpack[NewMemory]) -> Memory:
+    """A new memory, cleaned and with its kind's default importance, not saved yet."""
+    kind = fields.get("kind", Kind.FACT)
+    scope = fields.get("scope", Scope.USER)
+    importance = fields.get("importance")
+    memory = Memory(
+        owner=fields["owner"],
+        content=fields["content"].strip(),
+        kind=kind,
+        scope=scope,
+        project=fields.get("project") if scope == Scope.PROJECT else None,
+        conversation=fields.get("conversation"),
+        tags=clean_tags(fields.get("tags", ())),
+        importance=DEFAULT_IMPORTANCE[Kind(kind)] if importance is None else importance,
+        confidence=fields.get("confidence", 0.8),
+        origin=fields.get("origin", Origin.MANUAL),
+        pinned=fields.get("pinned", False),
+        status=fields.get("status", Status.ACTIVE),
+        evidence=fields.get("evidence") or [],
+        metadata=fields.get("metadata") or {},
+        valid_from=fields.get("valid_from") or timezone.now(),
+    )
+    memory.refresh_search_document()
+    return memory
+
+
 @transaction.atomic
 def memory_create(
     *,
-    owner: User,
-    content: str,
-    kind: str = Kind.FACT,
-    scope: str = Scope.USER,
-    project: Project | None = None,
-    conversation: Conversation | None = None,
-    tags: Iterable[str] = (),
-    importance: float | None = None,
-    confidence: float = 0.8,
-    origin: str = Origin.MANUAL,
-    pinned: bool = False,
-    status: str = Status.ACTIVE,
-    evidence: list[dict[str, Any]] | None = None,
-    metadata: dict[str, Any] | None = None,
-    valid_from: datetime | None = None,
     actor: User | None = None,
     actor_label: str = "",
     batch: uuid.UUID | None = None,
+    **fields: Unpack[NewMemory],
 ) -> Memory:
-    memory = Memory(
-        owner=owner,
-        content=content.strip(),
-        kind=kind,
-        scope=scope,
-        project=project if scope == Scope.PROJECT else None,
-        conversation=conversation,
-        tags=clean_tags(tags),
-        importance=DEFAULT_IMPORTANCE[Kind(kind)] if importance is None else importance,
-        confidence=confidence,
-        origin=origin,
-        pinned=pinned,
-        status=status,
-        evidence=evidence or [],
-        metadata=metadata or {},
-        valid_from=valid_from or timezone.now(),
-    )
+    """Save a new memory and its "created" event."""
+    memory = _new_memory(**fields)
     memory.save()
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
     )
     return memory
+
+
+@transaction.atomic
+def memories_create(
+    *,
+    memories: list[Memory],
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+) -> list[Memory]:
+    """Save many new memories (from ``_new_memory``) and their events in a few INSERTs.
+
+    Importing thousands of memories must not cost thousands of round trips.
+    This is the one place where the ids of a bulk creation are known: whatever
+    follows ``memory_create`` for one memory (an embedding job…) follows here
+    for all of them.
+    """
+    Memory.objects.bulk_create(memories, batch_size=1000)
+    MemoryEvent.objects.bulk_create(
+        (
+            _event(
+                memory,
+                EventAction.CREATED,
+                actor=actor,
+                actor_label=actor_label,
+                before=None,
+                batch=batch,
+            )
+            for memory in memories
+        ),
+        batch_size=2000,
+    )
+    return memories
 
 
 def _locked(memory: Memory) -> Memory:
@@ -405,6 +455,16 @@ _UNDOABLE = ("content", "kind", "tags", "importance", "confidence", "pinned", "s
 _UNDOABLE_TIMES = ("deleted_at", "forgotten_at", "valid_until")
 
 
+def _state_before(memory: Memory, before: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``memory`` that differ from the snapshot ``before``, at their old values."""
+    wanted: dict[str, Any] = {field: before[field] for field in _UNDOABLE}
+    for field in _UNDOABLE_TIMES:
+        value = before[field]
+        wanted[field] = parse_datetime(value) if value else None
+    wanted["superseded_by_id"] = before["superseded_by_id"]
+    return {field: value for field, value in wanted.items() if getattr(memory, field) != value}
+
+
 @transaction.atomic
 def memory_undo_batch(
     *, batch: uuid.UUID, actor: User | None, actor_label: str = ""
@@ -413,42 +473,63 @@ def memory_undo_batch(
 
     A memory the batch created is moved to the trash. The undo itself is
     recorded as new events (in a batch of its own), so history stays complete.
+    Memories that go back the same way (a whole "clear all") share one UPDATE,
+    and the events are one INSERT: undoing 10,000 memories is a few queries.
     """
-    events = list(
-        MemoryEvent.objects.filter(batch=batch)
-        .select_related("memory")
-        .order_by("created_at", "id")
-    )
     first_before: dict[int, dict[str, Any] | None] = {}
-    for event in events:
-        first_before.setdefault(event.memory_id, event.before)
+    for memory_id, before in (
+        MemoryEvent.objects.filter(batch=batch)
+        .order_by("created_at", "id")
+        .values_list("memory_id", "before")
+    ):
+        first_before.setdefault(memory_id, before)
+    locked = Memory.objects.select_for_update().filter(pk__in=list(first_before)).order_by("pk")
+    by_id = {memory.pk: memory for memory in locked}
+    now = timezone.now()
     undo_batch = uuid.uuid4()
+    # Memories that go back the same way share an UPDATE: their ids by their changes.
+    groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+    events: list[MemoryEvent] = []
     restored: list[Memory] = []
     for memory_id, before in first_before.items():
-        memory = _locked(Memory(pk=memory_id))
-        if before is None:
-            restored.append(
-                memory_delete(memory=memory, actor=actor, actor_label=actor_label, batch=undo_batch)
-            )
-            continue
-        previous = memory.snapshot()
-        for field in _UNDOABLE:
-            setattr(memory, field, before[field])
-        for field in _UNDOABLE_TIMES:
-            value = before[field]
-            setattr(memory, field, parse_datetime(value) if value else None)
-        memory.superseded_by_id = before["superseded_by_id"]
-        memory.revision += 1
-        memory.save()
-        action = (
-            EventAction.RESTORED
-            if previous["deleted_at"] or previous["forgotten_at"]
-            else EventAction.EDITED
-        )
-        _record(
-            memory, action, actor=actor, actor_label=actor_label, before=previous, batch=undo_batch
-        )
+        memory = by_id[memory_id]
         restored.append(memory)
+        previous = memory.snapshot()
+        if before is None:
+            if memory.deleted_at is not None:
+                continue  # Already in the trash: nothing to change, nothing to record.
+            changes: dict[str, Any] = {"deleted_at": now}
+            action = EventAction.DELETED
+        else:
+            changes = _state_before(memory, before)
+            action = (
+                EventAction.RESTORED
+                if previous["deleted_at"] or previous["forgotten_at"]
+                else EventAction.EDITED
+            )
+        for field, value in changes.items():
+            setattr(memory, field, value)
+        if {"content", "tags"} & set(changes):
+            memory.refresh_search_document()
+            changes["search_document"] = memory.search_document
+        memory.revision += 1
+        memory.updated_at = now
+        groups.setdefault(repr(sorted(changes.items())), (changes, []))[1].append(memory_id)
+        events.append(
+            _event(
+                memory,
+                action,
+                actor=actor,
+                actor_label=actor_label,
+                before=previous,
+                batch=undo_batch,
+            )
+        )
+    for changes, ids in groups.values():
+        Memory.objects.filter(pk__in=ids).update(
+            **changes, revision=F("revision") + 1, updated_at=now
+        )
+    MemoryEvent.objects.bulk_create(events, batch_size=2000)
     return restored
 
 
@@ -468,21 +549,25 @@ def memories_import(
     (MemoryConflict), and then nothing of the batch is written.
     """
     batch = uuid.uuid4()
-    for item in plan.to_add:
-        memory_create(
-            owner=owner,
-            content=item.content,
-            kind=item.kind,
-            scope=Scope.PROJECT if project else Scope.USER,
-            project=project,
-            tags=item.tags,
-            importance=item.importance,
-            origin=Origin.IMPORTED,
-            pinned=item.pinned,
-            actor=actor,
-            actor_label=actor_label,
-            batch=batch,
-        )
+    memories_create(
+        memories=[
+            _new_memory(
+                owner=owner,
+                content=item.content,
+                kind=item.kind,
+                scope=Scope.PROJECT if project else Scope.USER,
+                project=project,
+                tags=item.tags,
+                importance=item.importance,
+                origin=Origin.IMPORTED,
+                pinned=item.pinned,
+            )
+            for item in plan.to_add
+        ],
+        actor=actor,
+        actor_label=actor_label,
+        batch=batch,
+    )
     for update in plan.to_update:
         memory_update(
             memory=update.memory,
