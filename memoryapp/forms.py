@@ -35,16 +35,22 @@ class MemoryContentForm(forms.Form):
 class MemoryAddForm(MemoryContentForm):
     where = forms.ChoiceField(label=_("Remember for"))
 
-    def __init__(self, *args: Any, projects: Sequence[Project], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, projects: Sequence[Project], personal: bool = True, **kwargs: Any
+    ) -> None:
+        """``personal`` offers "Me" beside ``projects``; without it the form adds to ``projects[0]``."""
         kwargs.setdefault("auto_id", "add-%s")
         super().__init__(*args, **kwargs)
         self.projects = {str(project.pk): project for project in projects}
         where_field = self.fields["where"]
         assert isinstance(where_field, forms.ChoiceField)
         where_field.choices = [
-            (PERSONAL, _("Me (personal)")),
+            *([(PERSONAL, _("Me (personal)"))] if personal else []),
             *((pk, project.name) for pk, project in self.projects.items()),
         ]
+        if not personal:
+            where_field.widget = forms.HiddenInput()
+            where_field.initial = next(iter(self.projects), None)
 
     @property
     def project(self) -> Project | None:

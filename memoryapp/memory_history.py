@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,11 +12,14 @@ from django.utils.dateparse import parse_datetime
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
-from memoryapp.memory_list import mark_matches
+from memoryapp.memory_list import STATES, MemoryFilters, mark_matches
 from memoryapp.models import Kind, Memory, MemoryEvent, Message, Scope, Status
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
+    from django.db.models import QuerySet
+
+    from accounts.models import Project
 
 FIELD_LABELS: dict[str, Any] = {
     "content": _("Content"),
@@ -121,3 +125,34 @@ def evidence_of(memory: Memory, viewer: AbstractBaseUser) -> list[Evidence]:
         ]
         result.append(Evidence(quote, sources))
     return result
+
+
+def project_events(project: Project) -> QuerySet[MemoryEvent]:
+    """Every change to a project's memories, newest first, with who made it and on what."""
+    return (
+        MemoryEvent.objects.filter(memory__scope=Scope.PROJECT, memory__project=project)
+        .select_related("actor", "memory")
+        .order_by("-created_at", "-id")
+    )
+
+
+@dataclass
+class ActivityItem:
+    event: MemoryEvent
+    changes: list[Change]
+    # The list narrowed to this memory, in the tab it is in now.
+    memory_url: str
+
+
+def activity_items(events: Iterable[MemoryEvent], list_url: str) -> list[ActivityItem]:
+    """The events as the activity feed shows them: each with its changes and a link to its memory."""
+    items = []
+    for event in events:
+        state = event.memory.state
+        filters = MemoryFilters(
+            memory=event.memory_id, state=state if state in STATES else "active"
+        )
+        items.append(
+            ActivityItem(event, event_changes(event), f"{list_url}?{filters.querystring()}")
+        )
+    return items

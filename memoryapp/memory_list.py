@@ -152,6 +152,10 @@ class MemoryListSource:
     url: str
     # Scope filter choices besides "personal"; empty hides the scope filter.
     projects: Sequence[Project] = ()
+    # The project when the list is one project's shared memories.
+    project: Project | None = None
+    # Whether the user may add, bulk-change and clear here (a project's viewers only read).
+    can_write: bool = True
 
     @property
     def writable(self) -> MemoryQuerySet:
@@ -160,7 +164,10 @@ class MemoryListSource:
 
 @dataclass(frozen=True)
 class MemoryFilters:
-    """The list's filters as they appear in the URL: q, kind (repeated), scope, state, sort, page."""
+    """The list's filters as they appear in the URL: q, kind (repeated), scope, state, sort, page.
+
+    ``memory`` narrows the list to one memory: the activity feed links to it that way.
+    """
 
     q: str = ""
     kinds: tuple[str, ...] = ()
@@ -168,6 +175,7 @@ class MemoryFilters:
     state: str = "active"
     sort: str = "newest"
     page: int = 1
+    memory: int = 0
 
     @classmethod
     def from_query(cls, params: QueryDict, projects: Sequence[Project] = ()) -> MemoryFilters:
@@ -181,6 +189,7 @@ class MemoryFilters:
             page = min(max(int(params.get("page", "1")), 1), MAX_PAGES)
         except ValueError:
             page = 1
+        memory = params.get("memory", "")
         return cls(
             q=" ".join(params.get("q", "").split())[:MAX_QUERY_LENGTH],
             kinds=kinds,
@@ -188,6 +197,7 @@ class MemoryFilters:
             state=state if state in STATES else "active",
             sort=sort if sort in SORTS else "newest",
             page=page,
+            memory=int(memory) if memory.isdigit() and len(memory) < 19 else 0,
         )
 
     @classmethod
@@ -206,17 +216,21 @@ class MemoryFilters:
             value = getattr(filters, name)
             if value != default:
                 params[name] = value
+        if filters.memory:
+            params["memory"] = str(filters.memory)
         if filters.page > 1:
             params["page"] = str(filters.page)
         return params.urlencode()
 
     @property
     def is_narrowed(self) -> bool:
-        """Whether search, kind or scope hide some of the memories."""
-        return bool(self.q or self.kinds or self.scope)
+        """Whether search, kind, scope or a single memory hide some of the memories."""
+        return bool(self.q or self.kinds or self.scope or self.memory)
 
     def apply(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
         """Search, kind and scope; the state is a tab, applied apart so every tab has a count."""
+        if self.memory:
+            queryset = queryset.filter(pk=self.memory)
         if self.q:
             queryset = search_memories(queryset, self.q)
         if self.kinds:

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from memoryapp.api import api
-from memoryapp.views import health, memories, memory_files, notices, pages, review
+from memoryapp.views import activity, health, memories, memory_files, notices, pages, review
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -70,6 +70,9 @@ urlpatterns = [
         memories.memory_evidence,
         name="memory-evidence",
     ),
+    # A project's shared memories (their actions are the settings page's) and its activity
+    path("projects/<slug:slug>/memories", memories.project_memory_list, name="project-memories"),
+    path("projects/<slug:slug>/activity", activity.project_activity, name="project-activity"),
     path("i18n/", include("django.conf.urls.i18n")),
     # JSON API
     path("api/v1/", api.urls),

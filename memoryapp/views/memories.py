@@ -16,10 +16,9 @@ from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import Resolver404, resolve, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -27,11 +26,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url, trigger_client_event
-from django_htmx.middleware import HtmxDetails
 
-from accounts.models import MemorySettings, Project
+from accounts.access import get_project_for_member
+from accounts.models import WRITER_ROLES, MemorySettings, Project
 from memoryapp import services
 from memoryapp.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
+from memoryapp.http import AuthenticatedHttpRequest
 from memoryapp.memory_history import event_changes, evidence_of
 from memoryapp.memory_list import (
     MemoryFilters,
@@ -40,12 +40,6 @@ from memoryapp.memory_list import (
     rows_with_details,
 )
 from memoryapp.models import Kind, Memory, MemoryEvent, Scope
-
-
-class AuthenticatedHttpRequest(HttpRequest):
-    user: User
-    htmx: HtmxDetails
-
 
 # Access checks ---------------------------------------------------------------
 
@@ -100,8 +94,25 @@ def _settings_source(request: AuthenticatedHttpRequest) -> MemoryListSource:
     )
 
 
-# A list page's URL name → how to build its source (a project's page adds itself here).
-LIST_SOURCES: dict[str, Callable[..., MemoryListSource]] = {"memory-list": _settings_source}
+def _project_source(request: AuthenticatedHttpRequest, slug: str) -> MemoryListSource:
+    """One project's shared memories: 404 for non-members, read-only for viewers."""
+    project, role = get_project_for_member(request, slug)
+    visible = Memory.objects.of_project(project)
+    return MemoryListSource(
+        user=request.user,
+        visible=visible,
+        clearable=visible,
+        url=reverse("project-memories", args=[project.slug]),
+        project=project,
+        can_write=role in WRITER_ROLES and not project.is_archived,
+    )
+
+
+# A list page's URL name → how to build its source from the URL's arguments.
+LIST_SOURCES: dict[str, Callable[..., MemoryListSource]] = {
+    "memory-list": _settings_source,
+    "project-memories": _project_source,
+}
 
 
 def _back_url(request: AuthenticatedHttpRequest) -> str:
@@ -194,50 +205,90 @@ def _list_page(
     return render(request, template_name, context, status=status)
 
 
-def _settings_context(
+def _add_form(
+    request: AuthenticatedHttpRequest, source: MemoryListSource, data: Any = None
+) -> MemoryAddForm:
+    """Personal or any writable project on the settings page; a project's page adds to it."""
+    if source.project is not None:
+        return MemoryAddForm(data, projects=[source.project], personal=False)
+    return MemoryAddForm(data, projects=list(Project.objects.writable_by(request.user)))
+
+
+def _page_context(
     request: AuthenticatedHttpRequest,
+    source: MemoryListSource,
     *,
     add_form: MemoryAddForm | None = None,
 ) -> dict[str, Any]:
-    memory_settings = MemorySettings.for_user(request.user)
-    return {
-        "memory_settings": memory_settings,
-        "settings_form": MemorySettingsForm(instance=memory_settings),
-        "add_form": add_form or MemoryAddForm(projects=_writable_projects(request)),
+    """What the page shows around the list: the add form, the memory files, the settings."""
+    project = source.project
+    context: dict[str, Any] = {"add_form": add_form or _add_form(request, source)}
+    if project is None:
+        memory_settings = MemorySettings.for_user(request.user)
+        return context | {
+            "memory_settings": memory_settings,
+            "settings_form": MemorySettingsForm(instance=memory_settings),
+            "files_url": reverse("memory-files"),
+            "files_export_url": reverse("memory-files-export"),
+        }
+    return context | {
+        "project": project,
+        "files_url": reverse("project-files", args=[project.slug]),
+        "files_export_url": reverse("project-files-export", args=[project.slug]),
+        "activity_url": reverse("project-activity", args=[project.slug]),
     }
 
 
-def _writable_projects(request: AuthenticatedHttpRequest) -> list[Project]:
-    return list(Project.objects.writable_by(request.user))
+def _memories_page(
+    request: AuthenticatedHttpRequest,
+    source: MemoryListSource,
+    *,
+    add_form: MemoryAddForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    return _list_page(
+        request,
+        source,
+        "memoryapp/memory_list.html",
+        lambda: _page_context(request, source, add_form=add_form),
+        status=status,
+    )
 
 
 @login_required
 @require_GET
 def memory_list(request: AuthenticatedHttpRequest) -> HttpResponse:
-    return _list_page(
-        request,
-        _settings_source(request),
-        "memoryapp/memory_list.html",
-        lambda: _settings_context(request),
-    )
+    return _memories_page(request, _settings_source(request))
+
+
+@login_required
+@require_GET
+def project_memory_list(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    return _memories_page(request, _project_source(request, slug))
+
+
+def _writable_source(request: AuthenticatedHttpRequest) -> tuple[MemoryListSource, MemoryFilters]:
+    """The list acted from, when the user may write there (403 for a project's viewers)."""
+    source, filters = _source_and_filters(request)
+    if not source.can_write:
+        raise PermissionDenied
+    return source, filters
 
 
 @login_required
 @require_POST
 def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
-    form = MemoryAddForm(request.POST, projects=_writable_projects(request))
+    source, _filters = _writable_source(request)
+    form = _add_form(request, source, request.POST)
     if not form.is_valid():
         if request.htmx:
             return render(
-                request, "memoryapp/partials/_memory_add_form.html", {"add_form": form}, status=400
+                request,
+                "memoryapp/partials/_memory_add_form.html",
+                {"add_form": form, "next": _back_url(request)},
+                status=400,
             )
-        return _list_page(
-            request,
-            _settings_source(request),
-            "memoryapp/memory_list.html",
-            lambda: _settings_context(request, add_form=form),
-            status=400,
-        )
+        return _memories_page(request, source, add_form=form, status=400)
     project = form.project
     services.memory_create(
         owner=request.user,
@@ -251,7 +302,7 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
         request,
         _("Memory added."),
         event="memories-reload",
-        extra={"add_form": MemoryAddForm(projects=_writable_projects(request))},
+        extra={"add_form": _add_form(request, source), "next": _back_url(request)},
     )
 
 
@@ -407,7 +458,7 @@ BULK_ACTIONS = ("delete", "restore")
 @login_required
 @require_POST
 def memory_bulk(request: AuthenticatedHttpRequest) -> HttpResponse:
-    source, filters = _source_and_filters(request)
+    source, filters = _writable_source(request)
     action = request.POST.get("action", "")
     kind = action.removeprefix("kind:")
     if action not in BULK_ACTIONS and kind not in Kind.values:
@@ -458,7 +509,7 @@ def _refuse(request: AuthenticatedHttpRequest, message: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def memory_clear(request: AuthenticatedHttpRequest) -> HttpResponse:
-    source, _filters = _source_and_filters(request)
+    source, _filters = _writable_source(request)
     clearable = source.clearable.filter(deleted_at__isnull=True).filter(
         pk__in=source.writable.values("pk")
     )
@@ -470,7 +521,7 @@ def memory_clear(request: AuthenticatedHttpRequest) -> HttpResponse:
         request,
         None,
         "memoryapp/partials/_memory_clear.html",
-        {"count": count, "changed": request.method == "POST"},
+        {"count": count, "changed": request.method == "POST", "project": source.project},
         status=409 if request.method == "POST" else 200,
     )
 
