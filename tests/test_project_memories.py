@@ -11,25 +11,12 @@ from django.utils import timezone
 from accounts.models import Membership, Project, Role, Team
 from memoryapp.models import Memory, MemoryEvent, Scope
 from memoryapp.services import memory_create, memory_update
-from tests.conftest import client_for, make_user
+from tests.conftest import client_for
 from tests.extraction_helpers import api_client, post_json
 
 pytestmark = pytest.mark.django_db
 
 SETTINGS = "/settings/memories"
-
-
-@pytest.fixture
-def adam(team: Team) -> Any:
-    """An admin of the team."""
-    user = make_user("adam@example.com")
-    Membership.objects.create(team=team, user=user, role=Role.ADMIN)
-    return user
-
-
-@pytest.fixture
-def people(alice: Any, adam: Any, bob: Any, vera: Any, charlie: Any) -> dict[str, Any]:
-    return {"owner": alice, "admin": adam, "member": bob, "viewer": vera, "stranger": charlie}
 
 
 def page_of(project: Project) -> str:
