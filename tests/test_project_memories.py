@@ -417,3 +417,15 @@ def test_an_api_token_follows_its_users_memberships(bob: Any, vera: Any, project
     project.set_archived(True)
     archived = post_json(veras, url, {"external_id": "d", "project": project.slug})
     assert archived.status_code == 403 and archived.json()["error"]["code"] == "FORBIDDEN"
+
+
+def test_project_pages_in_chinese(alice: Any, vera: Any, project: Project) -> None:
+    shared(project, alice, "The survey uses WGS84")
+    chinese = {"Accept-Language": "zh-CN,zh;q=0.9"}
+    client = client_for(vera)
+    page = client.get(page_of(project), headers=chinese).content.decode()
+    assert "Track Survey 的记忆" in page
+    assert "作为查看者，你可以阅读这些记忆，但不能修改。" in page
+    activity = reverse("project-activity", args=[project.slug])
+    page = client.get(activity, headers=chinese).content.decode()
+    assert "Track Survey 的动态" in page and "修改前后" in page
