@@ -118,7 +118,16 @@ def memory_create(
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
     )
+    _enqueue_embedding(memory)
     return memory
+
+
+def _enqueue_embedding(memory: Memory) -> None:
+    """Embed the memory in a job once the write commits, never inside the request."""
+    from django_q.tasks import async_task
+
+    memory_id = memory.pk
+    transaction.on_commit(lambda: async_task("memoryapp.jobs.embed_memory", memory_id))
 
 
 def _locked(memory: Memory) -> Memory:
@@ -162,6 +171,8 @@ def memory_update(
     if set(changed) == {"pinned"}:
         action = EventAction.PINNED if current.pinned else EventAction.UNPINNED
     _record(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
+    if "content" in changed:
+        _enqueue_embedding(current)
     return current
 
 
@@ -328,6 +339,8 @@ def memory_undo_batch(
         memory.superseded_by_id = before["superseded_by_id"]
         memory.revision += 1
         memory.save()
+        if previous["content"] != memory.content:
+            _enqueue_embedding(memory)
         action = (
             EventAction.RESTORED
             if previous["deleted_at"] or previous["forgotten_at"]

@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_q",
+    # Listed so the API docs page uses ninja's bundled Swagger UI files instead of a CDN.
+    "ninja",
     "allauth",
     "allauth.account",
     "accounts",
@@ -44,6 +46,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryapp.middleware.ApiBodySizeLimitMiddleware",
+    "memoryapp.middleware.ApiJsonErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -166,3 +169,14 @@ MEMORY_EMBEDDING_DIMENSIONS = envint("MEMORY_EMBEDDING_DIMENSIONS", 384)
 API_MAX_BODY_BYTES = envint("API_MAX_BODY_BYTES", 1_000_000)
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = envint("WORKER_HEARTBEAT_MAX_AGE_SECONDS", 180)
 MEMORY_DEFAULT_CONFIDENCE = envfloat("MEMORY_DEFAULT_CONFIDENCE", 0.8)
+
+# Embeddings and recall (see memoryapp/embeddings.py and memoryapp/retrieval.py).
+MEMORY_EMBEDDING_BASE_URL = envstr("MEMORY_EMBEDDING_BASE_URL", "https://api.openai.com/v1")
+MEMORY_EMBEDDING_API_KEY = envstr("MEMORY_EMBEDDING_API_KEY", "")
+MEMORY_EMBEDDING_MODEL = envstr("MEMORY_EMBEDDING_MODEL", "")
+MEMORY_EMBEDDING_TIMEOUT = envfloat("MEMORY_EMBEDDING_TIMEOUT", 10.0)
+MEMORY_EMBEDDING_BATCH_SIZE = envint("MEMORY_EMBEDDING_BATCH_SIZE", 64)
+MEMORY_EMBEDDING_MAX_RETRIES = envint("MEMORY_EMBEDDING_MAX_RETRIES", 3)
+MEMORY_RECALL_MIN_SIMILARITY = envfloat("MEMORY_RECALL_MIN_SIMILARITY", 0.2)
+# Requests per token (or signed-in browser) to the JSON API; empty turns the limit off.
+API_RATE_LIMIT = envstr("API_RATE_LIMIT", "600/min")
