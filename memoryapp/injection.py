@@ -36,7 +36,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import MemorySettings, Project
-from memoryapp.models import AccessLog, Conversation, Kind, Memory, Scope
+from memoryapp.models import AccessLog, Conversation, Kind, Memory, MemoryQuerySet, Scope
 from memoryapp.retrieval import ScoredMemory, candidates, load, rank, scored
 
 if TYPE_CHECKING:
@@ -173,14 +173,21 @@ def _empty(request: PreviewRequest, *, enabled: bool, reason: str, message: str)
     }
 
 
-def _pool(user: AbstractBaseUser, request: PreviewRequest) -> Any:
-    """Candidates for this chat: personal ones, the named project's, the named conversation's."""
-    pool = candidates(
-        user, as_of=request.as_of, conversation=request.conversation, all_conversations=False
-    )
-    if request.project is None:
+def chat_pool(
+    user: AbstractBaseUser,
+    *,
+    project: Project | None,
+    conversation: Conversation | None,
+    as_of: datetime | None = None,
+) -> MemoryQuerySet:
+    """What a chat may be given: personal memories, the named project's, the named conversation's.
+
+    A project's memories are injected only into chats that name the project.
+    """
+    pool = candidates(user, as_of=as_of, conversation=conversation, all_conversations=False)
+    if project is None:
         return pool.exclude(scope=Scope.PROJECT)
-    return pool.filter(~Q(scope=Scope.PROJECT) | Q(project=request.project))
+    return pool.filter(~Q(scope=Scope.PROJECT) | Q(project=project))
 
 
 def _select(
@@ -275,7 +282,9 @@ def _build(
             reason="temporary_conversation",
             message="This is a temporary (private) conversation: no memory is injected.",
         )
-    pool = _pool(user, request)
+    pool = chat_pool(
+        user, project=request.project, conversation=request.conversation, as_of=request.as_of
+    )
     ranking = rank(pool, request.query, depth=max(2 * request.limit, 40))
     pinned_ids = list(pool.filter(pinned=True).order_by("id").values_list("id", flat=True)[:100])
     now = request.as_of or timezone.now()

@@ -48,3 +48,4 @@ def me(request: HttpRequest) -> dict[str, Any]:
 
 api.add_router("", "memoryapp.api.memories.router")
 api.add_router("", "memoryapp.api.recall.router")
+api.add_router("", "memoryapp.api.commands.router")
