@@ -15,7 +15,7 @@ from typing import Any, Literal
 from django.db.models import Count, Q
 from django.http import HttpRequest
 from django.utils.dateparse import parse_datetime
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router, Schema, Status
 from pydantic import field_validator
 
 from accounts.models import MemorySettings, Project
@@ -273,7 +273,7 @@ def memory_list(request: HttpRequest, params: Query[ListFilters]) -> dict[str, A
 
 
 @router.post("/memories", response={201: MemoryOut}, summary="Add a memory")
-def memory_create(request: HttpRequest, payload: MemoryIn) -> tuple[int, Memory]:
+def memory_create(request: HttpRequest, payload: MemoryIn) -> Status[Memory]:
     require_memory_enabled(request)
     project = None
     if payload.scope == Scope.PROJECT:
@@ -317,7 +317,7 @@ def memory_create(request: HttpRequest, payload: MemoryIn) -> tuple[int, Memory]
         actor=request.user,
         actor_label=actor_label(request),
     )
-    return 201, memory
+    return Status(201, memory)
 
 
 @router.get("/memories/search", response=SearchOut, summary="Search memories (hybrid)")

@@ -8,7 +8,9 @@ from typing import Any, Literal
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Router, Schema
 
+from memoryapp.api.errors import ApiError
 from memoryapp.api.memories import member_project
+from memoryapp.embeddings import embedding_status
 from memoryapp.injection import (
     DEFAULT_BUDGETS,
     DEFAULT_TOTAL_BUDGET,
@@ -108,3 +110,29 @@ def preview(request: HttpRequest, payload: PreviewIn, response: HttpResponse) ->
     )
     response["Server-Timing"] = f"recall;dur={result['timing_ms']['total_ms']}"
     return result
+
+
+class EmbeddingStatusOut(Schema):
+    ok: bool
+    provider: str
+    model: str
+    dimensions: int
+    stored_dimensions: int | None
+    missing: int = Field(..., description="Memories waiting for a vector (counted up to 10,000).")
+
+
+@router.get(
+    "/embeddings",
+    response=EmbeddingStatusOut,
+    summary="Embedding provider status",
+    openapi_extra={"responses": {503: {"description": "EMBEDDING_DIMENSION_CONFLICT"}}},
+)
+def embeddings(request: HttpRequest) -> dict[str, Any]:
+    status = embedding_status()
+    if not status["ok"]:
+        raise ApiError(
+            status["code"],
+            status["error"],
+            {key: status[key] for key in ("command", "dimensions", "stored_dimensions")},
+        )
+    return status
