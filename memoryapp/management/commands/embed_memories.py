@@ -28,6 +28,8 @@ HNSW_INDEX = "memory_embedding_hnsw"
 def resize_embedding_column(dimensions: int) -> None:
     """Drop every vector, change the column to ``dimensions`` and recreate its index."""
     with transaction.atomic(), connection.cursor() as cursor:
+        # ALTER TABLE refuses to run while deferred foreign-key checks are pending.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
         cursor.execute("UPDATE memoryapp_memory SET embedding = NULL, embedding_model = ''")
         cursor.execute(
