@@ -81,13 +81,18 @@ class LocalHashEmbedding:
         self.dimensions = dimensions
         self.model_name = f"local-hash-v1-{dimensions}"
 
-    def _vector(self, text: str) -> list[float]:
+    def unnormalised(self, text: str) -> list[float]:
+        """The summed feature vector: additive over space-separated words (benchmarks use it)."""
         vector = [0.0] * self.dimensions
         for feature, weight in _features(text):
             digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
             index = int.from_bytes(digest[:4], "little") % self.dimensions
             sign = 1.0 if digest[4] & 1 else -1.0
             vector[index] += sign * weight
+        return vector
+
+    def _vector(self, text: str) -> list[float]:
+        vector = self.unnormalised(text)
         norm = math.sqrt(sum(value * value for value in vector))
         return [value / norm for value in vector] if norm else vector
 

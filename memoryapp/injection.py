@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from accounts.models import MemorySettings, Project
 from memoryapp.models import AccessLog, Conversation, Kind, Memory, MemoryQuerySet, Scope
-from memoryapp.retrieval import ScoredMemory, candidates, load, rank, scored
+from memoryapp.retrieval import SCORING_FIELDS, ScoredMemory, candidates, load, rank, scored
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -285,12 +285,14 @@ def _build(
     pool = chat_pool(
         user, project=request.project, conversation=request.conversation, as_of=request.as_of
     )
-    ranking = rank(pool, request.query, depth=max(2 * request.limit, 40))
+    ranking = rank(pool, request.query, depth=max(request.limit, 40))
     pinned_ids = list(pool.filter(pinned=True).order_by("id").values_list("id", flat=True)[:100])
     now = request.as_of or timezone.now()
     ranked = [
         item
-        for item in scored(load({*ranking.matches, *pinned_ids}), ranking.matches, now)
+        for item in scored(
+            load({*ranking.matches, *pinned_ids}, only=SCORING_FIELDS), ranking.matches, now
+        )
         if item.memory.pinned or item.score >= request.min_score
     ]
     ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))

@@ -141,56 +141,84 @@ def candidates(
     return filters.apply(memories)
 
 
-def keyword_hits(memories: MemoryQuerySet, text: str, limit: int) -> list[tuple[int, float]]:
-    """(id, ts_rank_cd) of the memories matching any term of ``text``, best first."""
+def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> MemoryQuerySet | None:
+    """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match."""
     raw = tsquery(text, match_all=False)
     if not raw:
-        return []
+        return None
     query = SearchQuery(raw, search_type="raw", config=SEARCH_CONFIG)
-    rows = (
+    return (
         memories.filter(search_vector=query)
         .annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))
         .order_by("-rank", "id")
         .values_list("id", "rank")[:limit]
     )
-    return [(memory_id, float(rank)) for memory_id, rank in rows]
 
 
-def _exact_or_hnsw(memories: MemoryQuerySet) -> tuple[str, int]:
-    """The plan for this candidate set: ("exact", size) or ("hnsw", lower bound of its size)."""
-    size = memories.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
+def keyword_hits(memories: MemoryQuerySet, text: str, limit: int) -> list[tuple[int, float]]:
+    rows = keyword_queryset(memories, text, limit)
+    return [] if rows is None else [(memory_id, float(rank)) for memory_id, rank in rows]
+
+
+def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
+    return memories.filter(embedding_model=model_name, embedding__isnull=False)
+
+
+def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
+    """("exact", size) for a small candidate set, ("hnsw", a lower bound of its size) otherwise."""
+    size = embedded.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
     return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), size
+
+
+def exact_nearest_sql(
+    embedded: MemoryQuerySet, vector: Sequence[float], limit: int
+) -> tuple[str, list[Any]]:
+    """Exact cosine ranking; the materialized CTE keeps the planner off the HNSW index,
+    which would filter too late."""
+    sql, params = embedded.values("id", "embedding").query.sql_with_params()
+    return (
+        f"WITH candidate AS MATERIALIZED ({sql}) "
+        "SELECT id, embedding <=> %s::vector AS distance FROM candidate "
+        "ORDER BY distance, id LIMIT %s",
+        [*params, vector_literal(vector), limit],
+    )
+
+
+def hnsw_ef_search(limit: int, size: int) -> int:
+    """Enough of the index's nearest rows that ``limit`` of them are likely the caller's."""
+    return min(MAX_EF_SEARCH, max(limit * 2, math.ceil(4 * limit * _table_rows() / size)))
+
+
+def hnsw_nearest(embedded: MemoryQuerySet, vector: Sequence[float], limit: int) -> MemoryQuerySet:
+    """Nearest through the HNSW index (run with ``hnsw.ef_search`` raised)."""
+    return (
+        embedded.annotate(distance=CosineDistance("embedding", list(vector)))
+        .order_by("distance")
+        .values_list("id", "distance")[:limit]
+    )
+
+
+def set_ef_search(value: int) -> None:
+    """For the current transaction only."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(value)}")
 
 
 def vector_hits(
     memories: MemoryQuerySet, vector: Sequence[float], model_name: str, limit: int
 ) -> tuple[list[tuple[int, float]], str]:
     """(id, cosine similarity) of the nearest memories, best first, and the plan used."""
-    embedded = memories.filter(embedding_model=model_name, embedding__isnull=False)
-    plan, size = _exact_or_hnsw(embedded)
-    distance = CosineDistance("embedding", list(vector))
+    embedded = embedded_with(memories, model_name)
+    plan, size = vector_plan(embedded)
     if plan == "exact":
-        # A materialized CTE keeps the planner off the HNSW index, which would filter too late.
-        sql, params = embedded.values("id", "embedding").query.sql_with_params()
+        sql, params = exact_nearest_sql(embedded, vector, limit)
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"WITH candidate AS MATERIALIZED ({sql}) "
-                "SELECT id, embedding <=> %s::vector AS distance FROM candidate "
-                "ORDER BY distance, id LIMIT %s",
-                [*params, vector_literal(vector), limit],
-            )
+            cursor.execute(sql, params)
             rows = cursor.fetchall()
     else:
-        total = _table_rows()
-        ef_search = min(MAX_EF_SEARCH, max(limit * 2, math.ceil(4 * limit * total / size)))
         with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
-            rows = list(
-                embedded.annotate(distance=distance)
-                .order_by("distance")
-                .values_list("id", "distance")[:limit]
-            )
+            set_ef_search(hnsw_ef_search(limit, size))
+            rows = list(hnsw_nearest(embedded, vector, limit))
         rows.sort(key=lambda row: (row[1], row[0]))
     return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
 
@@ -324,13 +352,28 @@ def scored(
     return result
 
 
-def load(ids: Iterable[int]) -> list[Memory]:
+# What scoring and a prompt block read; loading only these keeps recall fast.
+SCORING_FIELDS = (
+    "id",
+    "kind",
+    "scope",
+    "project_id",
+    "content",
+    "importance",
+    "confidence",
+    "pinned",
+    "valid_from",
+    "last_accessed_at",
+    "access_count",
+)
+
+
+def load(ids: Iterable[int], *, only: Sequence[str] = ()) -> list[Memory]:
     """The memories with these ids, without their vectors (large, and not needed to show them)."""
-    return list(
-        Memory.objects.filter(pk__in=list(ids)).defer(
-            "embedding", "search_vector", "search_document"
-        )
-    )
+    memories = Memory.objects.filter(pk__in=list(ids))
+    if only:
+        return list(memories.only(*only))
+    return list(memories.defer("embedding", "search_vector", "search_document"))
 
 
 def search_memories(
