@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
@@ -65,13 +65,13 @@ ENGLISH = (
     "meeting agenda roadmap milestone sprint ticket bug fix test coverage lint format style "
     "prefer always never usually weekly daily monthly morning evening remote office shanghai "
     "berlin paris tokyo london beijing shenzhen hangzhou frankfurt"
-).split()
+)
 CHINESE = (
     "部署 测试 数据库 备份 发票 预算 测量 桥梁 隧道 铁路 车站 坐标 偏好 总是 从不 每周 每天 "
     "会议 报告 发布 分支 合并 冲突 索引 查询 缓存 延迟 记忆 模型 向量 编辑器 主题 喜欢 绿茶 "
     "咖啡 午饭 健身 旅行 航班 酒店 签证 护照 生日 礼物 音乐 钢琴 吉他 小说 花园 自行车 马拉松 "
     "医生 保险 工资 合同 客户 供应商 里程碑 需求 缺陷 修复 覆盖率 格式 风格 上海 北京 深圳 杭州"
-).split()
+)
 KINDS = ["preference", "fact", "lesson", "decision", "pattern", "goal", "context"]
 
 
@@ -84,7 +84,7 @@ def use_bench_database() -> None:
 def vocabulary(size: int) -> list[str]:
     """English words, Chinese words, and made-up project words to reach ``size``."""
     rng = random.Random(7)
-    words = list(dict.fromkeys(ENGLISH + CHINESE))
+    words = list(dict.fromkeys(f"{ENGLISH} {CHINESE}".split()))
     while len(words) < size:
         words.append(
             "".join(rng.choice("bcdfghjklmnprstvz") + rng.choice("aeiou") for _ in range(3))
@@ -225,7 +225,7 @@ def queries(count: int) -> list[dict[str, object]]:
 
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def run_requests(secret: str, bodies: list[dict[str, object]]) -> tuple[list[float], list[float]]:
