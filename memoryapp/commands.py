@@ -26,7 +26,7 @@ from memoryapp.retrieval import search_memories
 from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 # How many memories one /forget <words> may trash, and how many a reply lists.
 FORGET_LIMIT = 50
@@ -126,7 +126,7 @@ def _items(memories: list[Memory]) -> str:
 
 @dataclass
 class CommandContext:
-    user: AbstractBaseUser
+    user: User
     language: str
     project: Project | None = None
     conversation: Conversation | None = None
@@ -137,7 +137,7 @@ class CommandContext:
 
 
 def run_command(
-    user: AbstractBaseUser,
+    user: User,
     text: str,
     *,
     language: str | None = None,
@@ -300,7 +300,7 @@ HANDLERS = {
 
 
 def undo_forget(
-    user: AbstractBaseUser, token: uuid.UUID, *, language: str, actor_label: str = ""
+    user: User, token: uuid.UUID, *, language: str, actor_label: str = ""
 ) -> tuple[str, list[Memory]] | None:
     """Bring back what a /forget trashed; None when the token is not one of the user's."""
     events = MemoryEvent.objects.filter(batch=token)

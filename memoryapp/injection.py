@@ -40,7 +40,7 @@ from memoryapp.models import AccessLog, Conversation, Kind, Memory, MemoryQueryS
 from memoryapp.retrieval import SCORING_FIELDS, ScoredMemory, candidates, load, rank, scored
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
     from accounts.models import ApiToken
 
@@ -174,7 +174,7 @@ def _empty(request: PreviewRequest, *, enabled: bool, reason: str, message: str)
 
 
 def chat_pool(
-    user: AbstractBaseUser,
+    user: User,
     *,
     project: Project | None,
     conversation: Conversation | None,
@@ -228,7 +228,7 @@ def _render_chosen(chosen: dict[str, list[tuple[ScoredMemory, int]]], fmt: str) 
 
 def record_access(
     *,
-    user: AbstractBaseUser,
+    user: User,
     memory_ids: list[int],
     api_token: ApiToken | None,
     client: str,
@@ -252,7 +252,7 @@ def record_access(
 
 
 def injection_preview(
-    user: AbstractBaseUser,
+    user: User,
     request: PreviewRequest,
     *,
     api_token: ApiToken | None = None,
@@ -266,7 +266,7 @@ def injection_preview(
 
 
 def _build(
-    user: AbstractBaseUser, request: PreviewRequest, *, api_token: ApiToken | None, client: str
+    user: User, request: PreviewRequest, *, api_token: ApiToken | None, client: str
 ) -> dict[str, Any]:
     if not MemorySettings.for_user(user).memory_enabled:
         return _empty(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -46,7 +46,7 @@ from memoryapp.models import Memory, MemoryQuerySet, Scope
 from memoryapp.textsearch import SEARCH_CONFIG, tsquery
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
     from memoryapp.models import Conversation
 
@@ -115,7 +115,7 @@ class SearchResult:
 
 
 def candidates(
-    user: AbstractBaseUser,
+    user: User,
     *,
     as_of: datetime | None = None,
     conversation: Conversation | None = None,
@@ -141,7 +141,7 @@ def candidates(
     return filters.apply(memories)
 
 
-def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> MemoryQuerySet | None:
+def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> QuerySet[Any, Any] | None:
     """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match."""
     raw = tsquery(text, match_all=False)
     if not raw:
@@ -189,7 +189,9 @@ def hnsw_ef_search(limit: int, size: int) -> int:
     return min(MAX_EF_SEARCH, max(limit * 2, math.ceil(4 * limit * _table_rows() / size)))
 
 
-def hnsw_nearest(embedded: MemoryQuerySet, vector: Sequence[float], limit: int) -> MemoryQuerySet:
+def hnsw_nearest(
+    embedded: MemoryQuerySet, vector: Sequence[float], limit: int
+) -> QuerySet[Any, Any]:
     """Nearest through the HNSW index (run with ``hnsw.ef_search`` raised)."""
     return (
         embedded.annotate(distance=CosineDistance("embedding", list(vector)))
@@ -377,7 +379,7 @@ def load(ids: Iterable[int], *, only: Sequence[str] = ()) -> list[Memory]:
 
 
 def search_memories(
-    user: AbstractBaseUser,
+    user: User,
     query: str,
     *,
     base_queryset: MemoryQuerySet | None = None,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
+from memoryapp.api.auth import ApiRequest
 from memoryapp.api.errors import ApiError
 from memoryapp.api.memories import MemoryOut, actor_label, member_project
 from memoryapp.commands import CommandError, detect_language, run_command, undo_forget
@@ -51,7 +51,7 @@ class UndoOut(Schema):
 
 
 @router.post("/commands", response=CommandOut, summary="Run a slash command")
-def command(request: HttpRequest, payload: CommandIn) -> dict[str, Any]:
+def command(request: ApiRequest, payload: CommandIn) -> dict[str, Any]:
     conversation = None
     if payload.conversation_id:
         conversation = Conversation.objects.filter(
@@ -80,7 +80,7 @@ def command(request: HttpRequest, payload: CommandIn) -> dict[str, Any]:
 
 
 @router.post("/commands/undo", response=UndoOut, summary="Undo a /forget")
-def command_undo(request: HttpRequest, payload: UndoIn) -> dict[str, Any]:
+def command_undo(request: ApiRequest, payload: UndoIn) -> dict[str, Any]:
     language = detect_language("", request.headers.get("Accept-Language", ""), payload.language)
     result = undo_forget(
         request.user, payload.undo_token, language=language, actor_label=actor_label(request)

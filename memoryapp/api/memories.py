@@ -13,13 +13,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.db.models import Count, Q
-from django.http import HttpRequest
 from django.utils.dateparse import parse_datetime
 from ninja import Field, Query, Router, Schema, Status
 from pydantic import field_validator
 
 from accounts.models import MemorySettings, Project
 from memoryapp import services
+from memoryapp.api.auth import ApiRequest
 from memoryapp.api.errors import ApiError
 from memoryapp.models import KIND_ALIASES, Conversation, Kind, Memory, MemoryQuerySet, Scope
 from memoryapp.retrieval import Filters, search_memories
@@ -164,26 +164,26 @@ class HistoryOut(Schema):
 # Access helpers -------------------------------------------------------------
 
 
-def actor_label(request: HttpRequest) -> str:
-    token = getattr(request, "api_token", None)
+def actor_label(request: ApiRequest) -> str:
+    token = request.api_token
     return f"API token “{token.name}”" if token else ""
 
 
-def visible_memory(request: HttpRequest, memory_id: int) -> Memory:
+def visible_memory(request: ApiRequest, memory_id: int) -> Memory:
     memory = Memory.objects.visible_to(request.user).filter(pk=memory_id).first()
     if memory is None:
         raise ApiError("NOT_FOUND", f"No memory {memory_id}.")
     return memory
 
 
-def writable_memory(request: HttpRequest, memory_id: int) -> Memory:
+def writable_memory(request: ApiRequest, memory_id: int) -> Memory:
     memory = visible_memory(request, memory_id)
     if not memory.can_write(request.user):
         raise ApiError("FORBIDDEN", "You may read this project's memories but not change them.")
     return memory
 
 
-def member_project(request: HttpRequest, ref: int | str) -> Project:
+def member_project(request: ApiRequest, ref: int | str) -> Project:
     """A project of the caller's teams, by id or slug; 404 for any other."""
     projects = Project.objects.for_member(request.user)
     lookup = Q(pk=int(ref)) if str(ref).isdigit() else Q(slug=str(ref))
@@ -193,7 +193,7 @@ def member_project(request: HttpRequest, ref: int | str) -> Project:
     return project
 
 
-def require_memory_enabled(request: HttpRequest) -> None:
+def require_memory_enabled(request: ApiRequest) -> None:
     if not MemorySettings.for_user(request.user).memory_enabled:
         raise ApiError(
             "MEMORY_DISABLED",
@@ -201,7 +201,7 @@ def require_memory_enabled(request: HttpRequest) -> None:
         )
 
 
-def filters_from(request: HttpRequest, params: ListFilters | SearchParams) -> Filters:
+def filters_from(request: ApiRequest, params: ListFilters | SearchParams) -> Filters:
     return Filters(
         kinds=(_kind_param(params.kind),) if params.kind else (),
         scopes=(params.scope,) if params.scope else (),
@@ -255,7 +255,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 
 @router.get("/memories", response=MemoryPage, summary="List memories (newest first)")
-def memory_list(request: HttpRequest, params: Query[ListFilters]) -> dict[str, Any]:
+def memory_list(request: ApiRequest, params: Query[ListFilters]) -> dict[str, Any]:
     memories = filters_from(request, params).apply(_by_state(params.state).visible_to(request.user))
     if params.cursor:
         created, memory_id = _decode_cursor(params.cursor)
@@ -273,7 +273,7 @@ def memory_list(request: HttpRequest, params: Query[ListFilters]) -> dict[str, A
 
 
 @router.post("/memories", response={201: MemoryOut}, summary="Add a memory")
-def memory_create(request: HttpRequest, payload: MemoryIn) -> Status[Memory]:
+def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
     require_memory_enabled(request)
     project = None
     if payload.scope == Scope.PROJECT:
@@ -321,7 +321,7 @@ def memory_create(request: HttpRequest, payload: MemoryIn) -> Status[Memory]:
 
 
 @router.get("/memories/search", response=SearchOut, summary="Search memories (hybrid)")
-def memory_search(request: HttpRequest, params: Query[SearchParams]) -> dict[str, Any]:
+def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str, Any]:
     result = search_memories(
         request.user,
         params.q,
@@ -341,7 +341,7 @@ def memory_search(request: HttpRequest, params: Query[SearchParams]) -> dict[str
 
 
 @router.get("/memories/stats", response=StatsOut, summary="Counts by kind, scope and state")
-def memory_stats(request: HttpRequest) -> dict[str, Any]:
+def memory_stats(request: ApiRequest) -> dict[str, Any]:
     memories = Memory.objects.visible_to(request.user)
     in_effect = memories.active()
     states = {
@@ -362,7 +362,7 @@ def memory_stats(request: HttpRequest) -> dict[str, Any]:
 
 
 @router.get("/memories/{memory_id}", response=MemoryOut, summary="One memory")
-def memory_get(request: HttpRequest, memory_id: int) -> Memory:
+def memory_get(request: ApiRequest, memory_id: int) -> Memory:
     return visible_memory(request, memory_id)
 
 
@@ -372,7 +372,7 @@ def memory_get(request: HttpRequest, memory_id: int) -> Memory:
     summary="Edit a memory (send the revision you read)",
     openapi_extra={"responses": {409: {"description": "CONFLICT: stale revision"}}},
 )
-def memory_update(request: HttpRequest, memory_id: int, payload: MemoryPatch) -> Memory:
+def memory_update(request: ApiRequest, memory_id: int, payload: MemoryPatch) -> Memory:
     memory = writable_memory(request, memory_id)
     changes = payload.model_dump(exclude_unset=True, exclude={"revision"})
     changes = {field: value for field, value in changes.items() if value is not None}
@@ -394,7 +394,7 @@ def memory_update(request: HttpRequest, memory_id: int, payload: MemoryPatch) ->
 
 
 @router.delete("/memories/{memory_id}", response=MemoryOut, summary="Move to the trash")
-def memory_delete(request: HttpRequest, memory_id: int) -> Memory:
+def memory_delete(request: ApiRequest, memory_id: int) -> Memory:
     memory = writable_memory(request, memory_id)
     return services.memory_delete(
         memory=memory, actor=request.user, actor_label=actor_label(request)
@@ -404,7 +404,7 @@ def memory_delete(request: HttpRequest, memory_id: int) -> Memory:
 @router.post(
     "/memories/{memory_id}/restore", response=MemoryOut, summary="Restore from trash or forgetting"
 )
-def memory_restore(request: HttpRequest, memory_id: int) -> Memory:
+def memory_restore(request: ApiRequest, memory_id: int) -> Memory:
     memory = writable_memory(request, memory_id)
     return services.memory_restore(
         memory=memory, actor=request.user, actor_label=actor_label(request)
@@ -412,7 +412,7 @@ def memory_restore(request: HttpRequest, memory_id: int) -> Memory:
 
 
 @router.get("/memories/{memory_id}/history", response=HistoryOut, summary="Every change")
-def memory_history(request: HttpRequest, memory_id: int) -> dict[str, Any]:
+def memory_history(request: ApiRequest, memory_id: int) -> dict[str, Any]:
     memory = visible_memory(request, memory_id)
     events = memory.events.select_related("actor")
     return {

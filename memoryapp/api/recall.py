@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from ninja import Field, Router, Schema
 
+from memoryapp.api.auth import ApiRequest
 from memoryapp.api.errors import ApiError
 from memoryapp.api.memories import member_project
 from memoryapp.embeddings import embedding_status
@@ -39,7 +40,9 @@ class PreviewIn(Schema):
     project: int | str | None = Field(None, description="Project id or slug: adds its memories.")
     temporary: bool = Field(False, description="A private chat: nothing is injected.")
     budget: int = Field(DEFAULT_TOTAL_BUDGET, ge=0, le=100_000, description="Total tokens.")
-    budgets: ScopeBudgets = Field(default_factory=ScopeBudgets, description="Tokens per scope.")
+    budgets: ScopeBudgets = Field(
+        default_factory=lambda: ScopeBudgets.model_validate({}), description="Tokens per scope."
+    )
     format: Literal["markdown", "xml", "json"] = "markdown"
     limit: int = Field(50, ge=1, le=200, description="Most memories to inject.")
     min_score: float = Field(0.0, ge=0, le=1)
@@ -83,7 +86,7 @@ class PreviewOut(Schema):
 @router.post(
     "/injection-preview", response=PreviewOut, summary="Memories to inject before an LLM call"
 )
-def preview(request: HttpRequest, payload: PreviewIn, response: HttpResponse) -> dict[str, Any]:
+def preview(request: ApiRequest, payload: PreviewIn, response: HttpResponse) -> dict[str, Any]:
     conversation = None
     if payload.conversation_id:
         conversation = Conversation.objects.filter(
@@ -105,7 +108,7 @@ def preview(request: HttpRequest, payload: PreviewIn, response: HttpResponse) ->
             dry_run=payload.dry_run,
             as_of=payload.as_of,
         ),
-        api_token=getattr(request, "api_token", None),
+        api_token=request.api_token,
         client=payload.client,
     )
     response["Server-Timing"] = f"recall;dur={result['timing_ms']['total_ms']}"
@@ -127,7 +130,7 @@ class EmbeddingStatusOut(Schema):
     summary="Embedding provider status",
     openapi_extra={"responses": {503: {"description": "EMBEDDING_DIMENSION_CONFLICT"}}},
 )
-def embeddings(request: HttpRequest) -> dict[str, Any]:
+def embeddings(request: ApiRequest) -> dict[str, Any]:
     status = embedding_status()
     if not status["ok"]:
         raise ApiError(
