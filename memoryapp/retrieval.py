@@ -43,7 +43,7 @@ from memoryapp.embeddings import (
     vector_literal,
 )
 from memoryapp.models import Memory, MemoryQuerySet, Scope
-from memoryapp.textsearch import SEARCH_CONFIG, tsquery
+from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, search_document, tsquery
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -62,6 +62,14 @@ FULL_USE_COUNT = 100
 WEIGHTS = {"relevance": 0.7, "importance": 0.1, "confidence": 0.05, "recency": 0.1, "use": 0.05}
 
 MODES = ("hybrid", "keyword", "vector")
+
+# A term in more than this share of all memories says little, and OR-matching it would
+# make the keyword search rank a large part of a big user's memories: it is left out.
+MAX_TERM_SHARE = 0.05
+# When every term of a query is that common, the rarest few are searched anyway.
+KEEP_WHEN_ALL_COMMON = 3
+COMMON_LEXEMES_CACHE_SECONDS = 300.0
+_common_cache: tuple[float, dict[str, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -141,12 +149,62 @@ def candidates(
     return filters.apply(memories)
 
 
+def common_lexemes() -> dict[str, float]:
+    """Lexemes in more than MAX_TERM_SHARE of all memories, with their share.
+
+    Read from PostgreSQL's own statistics of the search vector column (kept by
+    autovacuum's ANALYZE), at most every few minutes; empty on a small table.
+    """
+    global _common_cache
+    now = time.monotonic()
+    if _common_cache is not None and now - _common_cache[0] < COMMON_LEXEMES_CACHE_SECONDS:
+        return _common_cache[1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = 'memoryapp_memory' "
+            "AND attname = 'search_vector'"
+        )
+        row = cursor.fetchone()
+    common: dict[str, float] = {}
+    if row and row[0]:
+        # The frequencies end with three summary numbers, which zip leaves out.
+        common = {
+            lexeme: share
+            for lexeme, share in zip(row[0], row[1], strict=False)
+            if share > MAX_TERM_SHARE
+        }
+    _common_cache = (now, common)
+    return common
+
+
+def _raw_tsquery(text: str) -> tuple[str, str]:
+    """The OR query for ``text`` and its configuration, without its too-common terms."""
+    common = common_lexemes()
+    if not common:
+        return tsquery(text, match_all=False), SEARCH_CONFIG
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme FROM unnest(to_tsvector(%s, %s)) ORDER BY lexeme",
+            [SEARCH_CONFIG, search_document(text)],
+        )
+        lexemes = [row[0] for row in cursor.fetchall()]
+    kept = [lexeme for lexeme in lexemes if lexeme not in common]
+    if not kept:
+        kept = sorted(lexemes, key=lambda lexeme: (common[lexeme], lexeme))[:KEEP_WHEN_ALL_COMMON]
+    # Lexemes are stemmed already: "simple" only lower-cases them. A lone CJK character
+    # stays a prefix, as in textsearch.tsquery.
+    return " | ".join(
+        f"'{lexeme}'" + (":*" if len(lexeme) == 1 and is_cjk(lexeme) else "") for lexeme in kept
+    ), "simple"
+
+
 def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> QuerySet[Any, Any] | None:
     """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match."""
-    raw = tsquery(text, match_all=False)
+    raw, config = _raw_tsquery(text)
     if not raw:
         return None
-    query = SearchQuery(raw, search_type="raw", config=SEARCH_CONFIG)
+    query = SearchQuery(raw, search_type="raw", config=config)
     return (
         memories.filter(search_vector=query)
         .annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))

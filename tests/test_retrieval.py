@@ -189,3 +189,26 @@ def test_small_user_among_a_large_table_still_gets_vector_hits(alice):
     assert plan == "exact"
     assert [memory_id for memory_id, _similarity in hits] == [mine.pk]
     assert contents(search_memories(alice, text, mode="vector")) == ["my editor is neovim"]
+
+
+def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatch):
+    from django.db import connection
+
+    from memoryapp import retrieval
+
+    for n in range(40):
+        remember(alice, f"Project meeting notes number {n}")
+    target = remember(alice, "Project budget for the bridge")
+    monkeypatch.setattr(retrieval, "_common_cache", None)
+    assert len(retrieval.keyword_hits(candidates(alice), "project bridge", 100)) == 41
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memoryapp_memory")
+    monkeypatch.setattr(retrieval, "_common_cache", None)
+
+    assert "project" in retrieval.common_lexemes()
+    hits = retrieval.keyword_hits(candidates(alice), "project bridge", 100)
+    assert [memory_id for memory_id, _rank in hits] == [target.pk]
+    # A query of common terms only still searches them.
+    assert len(retrieval.keyword_hits(candidates(alice), "project", 100)) == 41
+    monkeypatch.setattr(retrieval, "_common_cache", None)
