@@ -279,6 +279,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=0.01, help="1 = 1,000,000 rows")
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients")
+    parser.add_argument("--warmup", type=int, default=200, help="requests before measuring")
     args = parser.parse_args()
     settings.API_RATE_LIMIT = ""
     settings.ALLOWED_HOSTS = ["*"]
@@ -289,8 +290,12 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     _token, secret = ApiToken.issue(user=get_user_model().objects.get(pk=bench_id), name="bench")
-    bodies = queries(args.requests)
-    run_requests(secret, bodies[:20])  # warm the caches and connections
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW shared_buffers")
+        print(f"PostgreSQL shared_buffers: {cursor.fetchone()[0]}")
+    bodies = queries(args.requests + args.warmup)
+    run_requests(secret, bodies[args.requests :])  # warm the caches and connections
+    bodies = bodies[: args.requests]
 
     server, wall = run_requests(secret, bodies)
     print(

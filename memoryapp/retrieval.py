@@ -43,7 +43,7 @@ from memoryapp.embeddings import (
     vector_literal,
 )
 from memoryapp.models import Memory, MemoryQuerySet, Scope
-from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, search_document, tsquery
+from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, search_document
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -65,9 +65,13 @@ MODES = ("hybrid", "keyword", "vector")
 
 # A term in more than this share of all memories says little, and OR-matching it would
 # make the keyword search rank a large part of a big user's memories: it is left out.
-MAX_TERM_SHARE = 0.05
+MAX_TERM_SHARE = 0.02
+# Nor is a term matching fewer rows than this: cheap to search whatever its share.
+MIN_COMMON_ROWS = 1000
 # When every term of a query is that common, the rarest few are searched anyway.
 KEEP_WHEN_ALL_COMMON = 3
+# The keyword search's cost grows with the rows its terms match: it uses the rarest few.
+MAX_QUERY_TERMS = 8
 COMMON_LEXEMES_CACHE_SECONDS = 300.0
 _common_cache: tuple[float, dict[str, float]] | None = None
 
@@ -150,7 +154,7 @@ def candidates(
 
 
 def common_lexemes() -> dict[str, float]:
-    """Lexemes in more than MAX_TERM_SHARE of all memories, with their share.
+    """Lexemes in more than MAX_TERM_SHARE of memories (and MIN_COMMON_ROWS), with their share.
 
     Read from PostgreSQL's own statistics of the search vector column (kept by
     autovacuum's ANALYZE), at most every few minutes; empty on a small table.
@@ -161,50 +165,53 @@ def common_lexemes() -> dict[str, float]:
         return _common_cache[1]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-            "WHERE schemaname = current_schema() AND tablename = 'memoryapp_memory' "
-            "AND attname = 'search_vector'"
+            "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples "
+            "FROM pg_stats s JOIN pg_class c ON c.oid = 'memoryapp_memory'::regclass "
+            "WHERE s.schemaname = current_schema() AND s.tablename = 'memoryapp_memory' "
+            "AND s.attname = 'search_vector'"
         )
         row = cursor.fetchone()
     common: dict[str, float] = {}
     if row and row[0]:
+        least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / max(float(row[2]), 1.0))
         # The frequencies end with three summary numbers, which zip leaves out.
         common = {
-            lexeme: share
-            for lexeme, share in zip(row[0], row[1], strict=False)
-            if share > MAX_TERM_SHARE
+            lexeme: share for lexeme, share in zip(row[0], row[1], strict=False) if share > least
         }
     _common_cache = (now, common)
     return common
 
 
-def _raw_tsquery(text: str) -> tuple[str, str]:
-    """The OR query for ``text`` and its configuration, without its too-common terms."""
-    common = common_lexemes()
-    if not common:
-        return tsquery(text, match_all=False), SEARCH_CONFIG
+def _raw_tsquery(text: str) -> str:
+    """The OR query for ``text``: its rarest terms, at most MAX_QUERY_TERMS, latest first.
+
+    Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
+    else is left; among equally rare terms the ones said last (the new message
+    comes after the recent ones) win. Lexemes come stemmed from PostgreSQL, so
+    the query is built with the "simple" configuration, which only lower-cases.
+    """
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT lexeme FROM unnest(to_tsvector(%s, %s)) ORDER BY lexeme",
+            "SELECT lexeme FROM unnest(to_tsvector(%s, %s)) ORDER BY positions[1] DESC",
             [SEARCH_CONFIG, search_document(text)],
         )
         lexemes = [row[0] for row in cursor.fetchall()]
-    kept = [lexeme for lexeme in lexemes if lexeme not in common]
-    if not kept:
-        kept = sorted(lexemes, key=lambda lexeme: (common[lexeme], lexeme))[:KEEP_WHEN_ALL_COMMON]
-    # Lexemes are stemmed already: "simple" only lower-cases them. A lone CJK character
-    # stays a prefix, as in textsearch.tsquery.
+    common = common_lexemes()
+    rarest_first = sorted(lexemes, key=lambda lexeme: common.get(lexeme, 0.0))
+    kept = [lexeme for lexeme in rarest_first if lexeme not in common]
+    kept = kept[:MAX_QUERY_TERMS] or rarest_first[:KEEP_WHEN_ALL_COMMON]
+    # A lone CJK character stays a prefix, as in textsearch.tsquery.
     return " | ".join(
         f"'{lexeme}'" + (":*" if len(lexeme) == 1 and is_cjk(lexeme) else "") for lexeme in kept
-    ), "simple"
+    )
 
 
 def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> QuerySet[Any, Any] | None:
     """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match."""
-    raw, config = _raw_tsquery(text)
+    raw = _raw_tsquery(text)
     if not raw:
         return None
-    query = SearchQuery(raw, search_type="raw", config=config)
+    query = SearchQuery(raw, search_type="raw", config="simple")
     return (
         memories.filter(search_vector=query)
         .annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))

@@ -205,6 +205,9 @@ def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatc
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memoryapp_memory")
     monkeypatch.setattr(retrieval, "_common_cache", None)
+    # As if the table were large: here one row is already 2.4% of it.
+    monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.5)
+    monkeypatch.setattr(retrieval, "MIN_COMMON_ROWS", 10)
 
     assert "project" in retrieval.common_lexemes()
     hits = retrieval.keyword_hits(candidates(alice), "project bridge", 100)
