@@ -78,7 +78,7 @@ KINDS = ["preference", "fact", "lesson", "decision", "pattern", "goal", "context
 def use_bench_database() -> None:
     """Create (or reuse) and migrate ``memoryapp_bench``; point the connection at it."""
     settings.DATABASES["default"]["TEST"].update(NAME="memoryapp_bench")
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=True)
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=True, serialize=False)
 
 
 def vocabulary(size: int) -> list[str]:
@@ -104,7 +104,7 @@ def fill(total: int, user_rows: int) -> tuple[int, int]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memoryapp_memory")
         if cursor.fetchone()[0] == total + 50:
-            print(f"Reusing the {total + 50:,} rows already in memoryapp_bench.")
+            print(f"Reusing the {total + 50:,} rows already in memoryapp_bench.", flush=True)
             return bench.pk, small.pk
     others = [User(username=f"other{n}", email=f"other{n}@example.com") for n in range(OTHER_USERS)]
     User.objects.filter(username__startswith="other").delete()

@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     settings.DATABASES["default"]["TEST"].update(NAME="memoryapp_quality")
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=True)
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=True, serialize=False)
     provider = get_provider()
     with transaction.atomic():
         user = get_user_model().objects.create(username="quality", email="quality@example.com")
