@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
@@ -9,7 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from memoryapp.models import WorkerHeartbeat
+from memoryapp.models import Memory, WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,24 @@ SCHEDULES: dict[str, tuple[str, Every | Daily]] = {
         Daily(hour=settings.MEMORY_FORGET_HOUR_UTC),
     ),
 }
+
+
+def embed_memories(memory_ids: list[int]) -> None:
+    """Embed memories after they were created or their content edited.
+
+    Provider failures raise, so django-q2 retries the job; the memories
+    themselves are already saved and found by keyword search meanwhile. With a
+    dimension conflict nothing can be stored until ``embed_memories --rebuild`` runs.
+    """
+    from memoryapp.embeddings import dimension_conflict, get_provider, store_embeddings
+
+    rows = list(Memory.objects.filter(pk__in=memory_ids).values_list("id", "content"))
+    if not rows:
+        return
+    if conflict := dimension_conflict():
+        logger.warning("Memories %s not embedded: %s", memory_ids, conflict)
+        return
+    store_embeddings(rows, get_provider())
 
 
 def heartbeat() -> None:

@@ -30,3 +30,48 @@ class ApiBodySizeLimitMiddleware:
                     status=413,
                 )
         return self.get_response(request)
+
+
+# The API error code for each status Django or ninja may answer with a non-JSON page.
+_API_ERROR_CODES = {
+    400: ("VALIDATION_ERROR", "The request is not valid."),
+    401: ("UNAUTHORIZED", "Send a valid API token as 'Authorization: Bearer <token>'."),
+    403: ("FORBIDDEN", "You may not do this."),
+    404: ("NOT_FOUND", "Not found."),
+    405: ("METHOD_NOT_ALLOWED", "This endpoint does not accept that method."),
+    413: ("PAYLOAD_TOO_LARGE", "The request body is too large."),
+    429: ("RATE_LIMITED", "Too many requests; slow down."),
+}
+
+
+class ApiJsonErrorsMiddleware:
+    """Turn any non-JSON error under /api/ (a 405 from ninja, a CSRF 403, a 500 page) into JSON.
+
+    The docs page and the OpenAPI document are the API's only non-JSON answers.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            not request.path.startswith("/api/")
+            or response.status_code < 400
+            or response.get("Content-Type", "").startswith("application/json")
+        ):
+            return response
+        code, message = _API_ERROR_CODES.get(
+            response.status_code, ("INTERNAL_ERROR", "Something went wrong on the server.")
+        )
+        details = {}
+        if response.status_code == 405 and response.has_header("Allow"):
+            details["allowed"] = [m.strip() for m in response["Allow"].split(",")]
+        json_response = JsonResponse(
+            {"error": {"code": code, "message": message, "details": details}},
+            status=response.status_code,
+        )
+        for header in ("Allow", "Retry-After"):
+            if response.has_header(header):
+                json_response[header] = response[header]
+        return json_response

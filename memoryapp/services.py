@@ -145,6 +145,7 @@ def memory_create(
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
     )
+    _enqueue_embedding([memory.pk])
     return memory
 
 
@@ -178,7 +179,16 @@ def memories_create(
         ),
         batch_size=2000,
     )
+    _enqueue_embedding([memory.pk for memory in memories])
     return memories
+
+
+def _enqueue_embedding(memory_ids: list[int]) -> None:
+    """Embed memories in a job once the write commits, never inside the request."""
+    from django_q.tasks import async_task
+
+    if memory_ids:
+        transaction.on_commit(lambda: async_task("memoryapp.jobs.embed_memories", memory_ids))
 
 
 def _locked(memory: Memory) -> Memory:
@@ -222,6 +232,8 @@ def memory_update(
     if set(changed) == {"pinned"}:
         action = EventAction.PINNED if current.pinned else EventAction.UNPINNED
     _record(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
+    if "content" in changed:
+        _enqueue_embedding([current.pk])
     return current
 
 
@@ -529,6 +541,8 @@ def memory_undo_batch(
         Memory.objects.filter(pk__in=ids).update(
             **changes, revision=F("revision") + 1, updated_at=now
         )
+        if "content" in changes:
+            _enqueue_embedding(ids)
     MemoryEvent.objects.bulk_create(events, batch_size=2000)
     return restored
 

@@ -35,6 +35,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_q",
+    # Listed so the API docs page uses ninja's bundled Swagger UI files instead of a CDN.
+    "ninja",
     "allauth",
     "allauth.account",
     "accounts",
@@ -45,6 +47,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryapp.middleware.ApiBodySizeLimitMiddleware",
+    "memoryapp.middleware.ApiJsonErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -192,3 +195,13 @@ MEMORY_UNUSED_DAYS = envint("MEMORY_UNUSED_DAYS", 30)
 MEMORY_UNUSED_CONFIDENCE_FACTOR = envfloat("MEMORY_UNUSED_CONFIDENCE_FACTOR", 0.9)
 MEMORY_CONFIDENCE_FLOOR = envfloat("MEMORY_CONFIDENCE_FLOOR", 0.1)
 MEMORY_FORGET_HOUR_UTC = envint("MEMORY_FORGET_HOUR_UTC", 3)
+# Embeddings and recall (see memoryapp/embeddings.py and memoryapp/retrieval.py).
+MEMORY_EMBEDDING_BASE_URL = envstr("MEMORY_EMBEDDING_BASE_URL", "https://api.openai.com/v1")
+MEMORY_EMBEDDING_API_KEY = envstr("MEMORY_EMBEDDING_API_KEY", "")
+MEMORY_EMBEDDING_MODEL = envstr("MEMORY_EMBEDDING_MODEL", "")
+MEMORY_EMBEDDING_TIMEOUT = envfloat("MEMORY_EMBEDDING_TIMEOUT", 10.0)
+MEMORY_EMBEDDING_BATCH_SIZE = envint("MEMORY_EMBEDDING_BATCH_SIZE", 64)
+MEMORY_EMBEDDING_MAX_RETRIES = envint("MEMORY_EMBEDDING_MAX_RETRIES", 3)
+MEMORY_RECALL_MIN_SIMILARITY = envfloat("MEMORY_RECALL_MIN_SIMILARITY", 0.2)
+# Requests per token (or signed-in browser) to the JSON API; empty turns the limit off.
+API_RATE_LIMIT = envstr("API_RATE_LIMIT", "600/min")

@@ -14,6 +14,7 @@ from accounts.models import MemorySettings
 from memoryapp.api.auth import BearerToken, BrowserSession
 from memoryapp.api.conversations import router as conversations_router
 from memoryapp.api.errors import install_error_handlers
+from memoryapp.api.throttling import TokenRateThrottle
 
 api = NinjaAPI(
     title="memoryapp API",
@@ -23,6 +24,7 @@ api = NinjaAPI(
     urls_namespace="api",
     docs_url="/docs",
     openapi_url="/openapi.json",
+    throttle=TokenRateThrottle(),
 )
 install_error_handlers(api)
 api.add_router("/", conversations_router)
@@ -44,3 +46,8 @@ def me(request: HttpRequest) -> dict[str, Any]:
         "memory_enabled": MemorySettings.for_user(request.user).memory_enabled,
         "token_name": token.name if token else None,
     }
+
+
+api.add_router("", "memoryapp.api.memories.router")
+api.add_router("", "memoryapp.api.recall.router")
+api.add_router("", "memoryapp.api.commands.router")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 from ninja.security import HttpBearer, SessionAuth
 
@@ -28,3 +29,10 @@ class BrowserSession(SessionAuth):
         if user is not None:
             request.api_token = None  # type: ignore[attr-defined]
         return user
+
+
+class ApiRequest(HttpRequest):
+    """A request that passed the API's authentication."""
+
+    user: User
+    api_token: ApiToken | None

@@ -3,11 +3,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from memoryapp.embeddings import embedding_status
 from memoryapp.models import WorkerHeartbeat
 
 
@@ -50,9 +51,21 @@ def _worker() -> dict[str, Any]:
     }
 
 
+def _embeddings() -> dict[str, Any]:
+    try:
+        return embedding_status()
+    except DatabaseError:
+        return {"ok": False, "error": "database unavailable"}
+
+
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    checks = {"database": _database(), "pgvector": _pgvector(), "worker": _worker()}
+    checks = {
+        "database": _database(),
+        "pgvector": _pgvector(),
+        "worker": _worker(),
+        "embeddings": _embeddings(),
+    }
     healthy = all(check["ok"] for check in checks.values())
     return JsonResponse(
         {"status": "ok" if healthy else "unhealthy", **checks}, status=200 if healthy else 503

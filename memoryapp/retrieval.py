@@ -1,0 +1,476 @@
+"""Recall: which memories answer a query, and how well.
+
+1. Candidates: what the caller may see (personal, their projects', the given
+   conversation's), active, alive and valid at ``as_of`` (default now), narrowed
+   by the filters (kind, scope, project, tags, creation date range).
+2. Keyword search: PostgreSQL full text (``textsearch.py`` makes Chinese work),
+   any query term matching, ranked by ``ts_rank_cd``.
+3. Vector search: cosine distance to the query's embedding, only over vectors
+   made by the configured model. pgvector 0.6 filters an HNSW scan *after* it
+   found the ``hnsw.ef_search`` nearest rows of the whole table, so a user with
+   few memories among many would get no hits: a small candidate set is ranked
+   by exact distance (fast for a few thousand rows), a large one through the
+   HNSW index with ``ef_search`` raised so enough of the caller's rows survive.
+4. Reciprocal rank fusion of both lists (k = 60), then a score mixing that
+   relevance with importance, confidence, recency and use. Every part is
+   returned so a ranking can be explained. Ties break by id: same data, same order.
+
+When vectors cannot be used (the provider fails, or its dimension does not fit
+the stored vectors) recall is keyword-only and says why in ``degraded``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from memoryapp.embeddings import (
+    FIX_COMMAND,
+    EmbeddingError,
+    dimension_conflict,
+    get_provider,
+    vector_literal,
+)
+from memoryapp.models import Memory, MemoryQuerySet, Scope
+from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, search_document
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from memoryapp.models import Conversation
+
+RRF_K = 60
+# Candidate sets up to this size are ranked by exact vector distance; larger ones use HNSW.
+EXACT_VECTOR_LIMIT = 20_000
+# pgvector's largest hnsw.ef_search.
+MAX_EF_SEARCH = 1000
+RECENCY_HALF_LIFE_DAYS = 30.0
+# Uses at which the "use" part reaches 1.
+FULL_USE_COUNT = 100
+
+WEIGHTS = {"relevance": 0.7, "importance": 0.1, "confidence": 0.05, "recency": 0.1, "use": 0.05}
+
+MODES = ("hybrid", "keyword", "vector")
+
+# A term in more than this share of all memories says little, and OR-matching it would
+# make the keyword search rank a large part of a big user's memories: it is left out.
+MAX_TERM_SHARE = 0.02
+# Nor is a term matching fewer rows than this: cheap to search whatever its share.
+MIN_COMMON_ROWS = 1000
+# When every term of a query is that common, the rarest few are searched anyway.
+KEEP_WHEN_ALL_COMMON = 3
+# The keyword search's cost grows with the rows its terms match: it uses the rarest few.
+MAX_QUERY_TERMS = 8
+COMMON_LEXEMES_CACHE_SECONDS = 300.0
+_common_cache: tuple[float, dict[str, float]] | None = None
+
+
+@dataclass(frozen=True)
+class Filters:
+    kinds: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    project_ids: tuple[int, ...] = ()
+    # A memory must carry every one of these tags.
+    tags: tuple[str, ...] = ()
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def apply(self, memories: MemoryQuerySet) -> MemoryQuerySet:
+        if self.kinds:
+            memories = memories.filter(kind__in=self.kinds)
+        if self.scopes:
+            memories = memories.filter(scope__in=self.scopes)
+        if self.project_ids:
+            memories = memories.filter(project_id__in=self.project_ids)
+        if self.tags:
+            memories = memories.filter(tags__contains=list(self.tags))
+        if self.created_after:
+            memories = memories.filter(created_at__gte=self.created_after)
+        if self.created_before:
+            memories = memories.filter(created_at__lt=self.created_before)
+        return memories
+
+
+@dataclass
+class Degraded:
+    code: str
+    message: str
+    command: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "command": self.command}
+
+
+@dataclass
+class ScoredMemory:
+    memory: Memory
+    score: float
+    parts: dict[str, Any]
+
+
+@dataclass
+class SearchResult:
+    memories: list[ScoredMemory]
+    degraded: Degraded | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def candidates(
+    user: User,
+    *,
+    as_of: datetime | None = None,
+    conversation: Conversation | None = None,
+    all_conversations: bool = True,
+    filters: Filters = Filters(),
+    base_queryset: MemoryQuerySet | None = None,
+) -> MemoryQuerySet:
+    """The memories recall may return to ``user``.
+
+    Conversation memories: with ``conversation``, only that conversation's;
+    without one, all of the user's when ``all_conversations`` (search), none
+    otherwise (injection into a chat that is not that conversation).
+    ``base_queryset`` replaces the default "in effect at ``as_of``" set (the
+    settings page searches its own filtered list); visibility still applies.
+    """
+    memories = (
+        base_queryset if base_queryset is not None else Memory.objects.in_effect(as_of)
+    ).visible_to(user)
+    if conversation is not None:
+        memories = memories.filter(~Q(scope=Scope.CONVERSATION) | Q(conversation=conversation))
+    elif not all_conversations:
+        memories = memories.exclude(scope=Scope.CONVERSATION)
+    return filters.apply(memories)
+
+
+def common_lexemes() -> dict[str, float]:
+    """Lexemes in more than MAX_TERM_SHARE of memories (and MIN_COMMON_ROWS), with their share.
+
+    Read from PostgreSQL's own statistics of the search vector column (kept by
+    autovacuum's ANALYZE), at most every few minutes; empty on a small table.
+    """
+    global _common_cache
+    now = time.monotonic()
+    if _common_cache is not None and now - _common_cache[0] < COMMON_LEXEMES_CACHE_SECONDS:
+        return _common_cache[1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples "
+            "FROM pg_stats s JOIN pg_class c ON c.oid = 'memoryapp_memory'::regclass "
+            "WHERE s.schemaname = current_schema() AND s.tablename = 'memoryapp_memory' "
+            "AND s.attname = 'search_vector'"
+        )
+        row = cursor.fetchone()
+    common: dict[str, float] = {}
+    if row and row[0]:
+        least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / max(float(row[2]), 1.0))
+        # The frequencies end with three summary numbers, which zip leaves out.
+        common = {
+            lexeme: share for lexeme, share in zip(row[0], row[1], strict=False) if share > least
+        }
+    _common_cache = (now, common)
+    return common
+
+
+def _raw_tsquery(text: str) -> str:
+    """The OR query for ``text``: its rarest terms, at most MAX_QUERY_TERMS, latest first.
+
+    Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
+    else is left; among equally rare terms the ones said last (the new message
+    comes after the recent ones) win. Lexemes come stemmed from PostgreSQL, so
+    the query is built with the "simple" configuration, which only lower-cases.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme FROM unnest(to_tsvector(%s, %s)) ORDER BY positions[1] DESC",
+            [SEARCH_CONFIG, search_document(text)],
+        )
+        lexemes = [row[0] for row in cursor.fetchall()]
+    common = common_lexemes()
+    rarest_first = sorted(lexemes, key=lambda lexeme: common.get(lexeme, 0.0))
+    kept = [lexeme for lexeme in rarest_first if lexeme not in common]
+    kept = kept[:MAX_QUERY_TERMS] or rarest_first[:KEEP_WHEN_ALL_COMMON]
+    # A lone CJK character stays a prefix, as in textsearch.tsquery.
+    return " | ".join(
+        f"'{lexeme}'" + (":*" if len(lexeme) == 1 and is_cjk(lexeme) else "") for lexeme in kept
+    )
+
+
+def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> QuerySet[Any, Any] | None:
+    """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match."""
+    raw = _raw_tsquery(text)
+    if not raw:
+        return None
+    query = SearchQuery(raw, search_type="raw", config="simple")
+    return (
+        memories.filter(search_vector=query)
+        .annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))
+        .order_by("-rank", "id")
+        .values_list("id", "rank")[:limit]
+    )
+
+
+def keyword_hits(memories: MemoryQuerySet, text: str, limit: int) -> list[tuple[int, float]]:
+    rows = keyword_queryset(memories, text, limit)
+    return [] if rows is None else [(memory_id, float(rank)) for memory_id, rank in rows]
+
+
+def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
+    return memories.filter(embedding_model=model_name, embedding__isnull=False)
+
+
+def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
+    """("exact", size) for a small candidate set, ("hnsw", a lower bound of its size) otherwise."""
+    size = embedded.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
+    return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), size
+
+
+def exact_nearest_sql(
+    embedded: MemoryQuerySet, vector: Sequence[float], limit: int
+) -> tuple[str, list[Any]]:
+    """Exact cosine ranking; the materialized CTE keeps the planner off the HNSW index,
+    which would filter too late."""
+    sql, params = embedded.values("id", "embedding").query.sql_with_params()
+    return (
+        f"WITH candidate AS MATERIALIZED ({sql}) "
+        "SELECT id, embedding <=> %s::vector AS distance FROM candidate "
+        "ORDER BY distance, id LIMIT %s",
+        [*params, vector_literal(vector), limit],
+    )
+
+
+def hnsw_ef_search(limit: int, size: int) -> int:
+    """Enough of the index's nearest rows that ``limit`` of them are likely the caller's."""
+    return min(MAX_EF_SEARCH, max(limit * 2, math.ceil(4 * limit * _table_rows() / size)))
+
+
+def hnsw_nearest(
+    embedded: MemoryQuerySet, vector: Sequence[float], limit: int
+) -> QuerySet[Any, Any]:
+    """Nearest through the HNSW index (run with ``hnsw.ef_search`` raised)."""
+    return (
+        embedded.annotate(distance=CosineDistance("embedding", list(vector)))
+        .order_by("distance")
+        .values_list("id", "distance")[:limit]
+    )
+
+
+def set_ef_search(value: int) -> None:
+    """For the current transaction only."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(value)}")
+
+
+def vector_hits(
+    memories: MemoryQuerySet, vector: Sequence[float], model_name: str, limit: int
+) -> tuple[list[tuple[int, float]], str]:
+    """(id, cosine similarity) of the nearest memories, best first, and the plan used."""
+    embedded = embedded_with(memories, model_name)
+    plan, size = vector_plan(embedded)
+    if plan == "exact":
+        sql, params = exact_nearest_sql(embedded, vector, limit)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    else:
+        with transaction.atomic():
+            set_ef_search(hnsw_ef_search(limit, size))
+            rows = list(hnsw_nearest(embedded, vector, limit))
+        rows.sort(key=lambda row: (row[1], row[0]))
+    return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
+
+
+def _table_rows() -> int:
+    """The planner's estimate of the memory table's size (no scan)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples::bigint FROM pg_class WHERE oid = 'memoryapp_memory'::regclass"
+        )
+        row = cursor.fetchone()
+    return max(int(row[0]) if row else 0, 1)
+
+
+def fuse(ranked_lists: Iterable[Sequence[int]]) -> dict[int, float]:
+    """Reciprocal rank fusion: each list adds 1 / (RRF_K + rank) for the ids it ranks."""
+    fused: dict[int, float] = {}
+    for ranked in ranked_lists:
+        for rank, memory_id in enumerate(ranked, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+    return fused
+
+
+def score_parts(memory: Memory, relevance: float, now: datetime) -> dict[str, float]:
+    """Each factor of the score in 0..1 (weights in WEIGHTS)."""
+    last_seen = max(memory.valid_from, memory.last_accessed_at or memory.valid_from)
+    age_days = max((now - last_seen).total_seconds() / 86400, 0.0)
+    return {
+        "relevance": relevance,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "recency": 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS),
+        "use": min(1.0, math.log1p(memory.access_count) / math.log1p(FULL_USE_COUNT)),
+    }
+
+
+def weighted_score(parts: dict[str, float]) -> float:
+    return round(sum(WEIGHTS[name] * parts[name] for name in WEIGHTS), 6)
+
+
+def _query_vector(text: str) -> tuple[list[float] | None, Degraded | None]:
+    if conflict := dimension_conflict():
+        return None, Degraded("EMBEDDING_DIMENSION_CONFLICT", conflict, FIX_COMMAND)
+    provider = get_provider()
+    try:
+        return provider.embed([text])[0], None
+    except EmbeddingError as exc:
+        return None, Degraded(
+            "EMBEDDING_UNAVAILABLE", f"Vector search is unavailable ({exc}); keyword search only."
+        )
+
+
+@dataclass
+class Ranking:
+    """The fused matches of a query: {id: match parts}, and how the search went."""
+
+    matches: dict[int, dict[str, Any]]
+    degraded: Degraded | None
+    timings_ms: dict[str, float]
+
+
+def rank(memories: MemoryQuerySet, text: str, *, depth: int, mode: str = "hybrid") -> Ranking:
+    """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists."""
+    timings: dict[str, float] = {}
+    ranked_lists: list[list[int]] = []
+    keyword: list[tuple[int, float]] = []
+    if mode != "vector":
+        started = time.perf_counter()
+        keyword = keyword_hits(memories, text, depth)
+        timings["keyword_ms"] = _ms_since(started)
+        ranked_lists.append([memory_id for memory_id, _rank in keyword])
+    vector: list[tuple[int, float]] = []
+    degraded = None
+    if mode != "keyword" and text.strip():
+        started = time.perf_counter()
+        query_vector, degraded = _query_vector(text)
+        timings["embed_ms"] = _ms_since(started)
+        if query_vector is not None:
+            started = time.perf_counter()
+            found, _plan = vector_hits(memories, query_vector, get_provider().model_name, depth)
+            minimum = settings.MEMORY_RECALL_MIN_SIMILARITY
+            vector = [(memory_id, sim) for memory_id, sim in found if sim >= minimum]
+            timings["vector_ms"] = _ms_since(started)
+            ranked_lists.append([memory_id for memory_id, _sim in vector])
+    # Normalised so that a memory ranked first by every list searched has relevance 1.
+    best = max(len(ranked_lists), 1) / (RRF_K + 1)
+    keyword_rank = {memory_id: n for n, (memory_id, _) in enumerate(keyword, start=1)}
+    vector_rank = {memory_id: n for n, (memory_id, _) in enumerate(vector, start=1)}
+    similarity = dict(vector)
+    matches = {
+        memory_id: {
+            "relevance": min(1.0, value / best),
+            "keyword_rank": keyword_rank.get(memory_id),
+            "vector_rank": vector_rank.get(memory_id),
+            "similarity": round(similarity[memory_id], 6) if memory_id in similarity else None,
+        }
+        for memory_id, value in fuse(ranked_lists).items()
+    }
+    return Ranking(matches, degraded, timings)
+
+
+NO_MATCH = {"relevance": 0.0, "keyword_rank": None, "vector_rank": None, "similarity": None}
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
+def scored(
+    memories: Iterable[Memory], matches: dict[int, dict[str, Any]], now: datetime
+) -> list[ScoredMemory]:
+    """Score each memory from its match (or none: relevance 0), best first, ties by id."""
+    result = []
+    for memory in memories:
+        match = matches.get(memory.pk, NO_MATCH)
+        parts = score_parts(memory, match["relevance"], now)
+        score = weighted_score(parts)
+        result.append(
+            ScoredMemory(
+                memory,
+                score,
+                {
+                    **{name: round(value, 6) for name, value in parts.items()},
+                    "keyword_rank": match["keyword_rank"],
+                    "vector_rank": match["vector_rank"],
+                    "similarity": match["similarity"],
+                },
+            )
+        )
+    result.sort(key=lambda item: (-item.score, item.memory.pk))
+    return result
+
+
+# What scoring and a prompt block read; loading only these keeps recall fast.
+SCORING_FIELDS = (
+    "id",
+    "kind",
+    "scope",
+    "project_id",
+    "content",
+    "importance",
+    "confidence",
+    "pinned",
+    "valid_from",
+    "last_accessed_at",
+    "access_count",
+)
+
+
+def load(ids: Iterable[int], *, only: Sequence[str] = ()) -> list[Memory]:
+    """The memories with these ids, without their vectors (large, and not needed to show them)."""
+    memories = Memory.objects.filter(pk__in=list(ids))
+    if only:
+        return list(memories.only(*only))
+    return list(memories.defer("embedding", "search_vector", "search_document"))
+
+
+def search_memories(
+    user: User,
+    query: str,
+    *,
+    base_queryset: MemoryQuerySet | None = None,
+    as_of: datetime | None = None,
+    conversation: Conversation | None = None,
+    filters: Filters = Filters(),
+    limit: int = 20,
+    min_score: float = 0.0,
+    mode: str = "hybrid",
+) -> SearchResult:
+    """The memories that best answer ``query``, best first, each with its score and parts.
+
+    This is the one entry point for semantic search (the API, chat commands,
+    the settings page). ``mode`` = "keyword" or "vector" runs one side alone
+    (used to measure each). Memories scoring under ``min_score`` are dropped.
+    """
+    started = time.perf_counter()
+    pool = candidates(
+        user, as_of=as_of, conversation=conversation, filters=filters, base_queryset=base_queryset
+    )
+    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode)
+    results = [
+        item
+        for item in scored(load(ranking.matches), ranking.matches, as_of or timezone.now())
+        if item.score >= min_score
+    ][:limit]
+    return SearchResult(
+        results, ranking.degraded, {**ranking.timings_ms, "total_ms": _ms_since(started)}
+    )

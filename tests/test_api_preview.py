@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import pytest
+
+from memoryapp.models import AccessLog, Conversation, Memory, Scope
+from tests.recall_helpers import ApiClient, error_code, remember
+
+pytestmark = pytest.mark.django_db
+
+
+def test_preview_through_the_api(alice, project):
+    remember(alice, "Prefers concise answers", kind="preference", pinned=True)
+    remember(alice, "Survey data lives in PostGIS", scope=Scope.PROJECT, project=project)
+    api = ApiClient(alice)
+
+    response = api.post(
+        "/injection-preview",
+        {
+            "message": "Where is the survey data?",
+            "recent_messages": ["hi", "let's talk about the survey"],
+            "project": project.slug,
+            "client": "railwise-cli",
+        },
+    )
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["block"] == (
+        "## Memory\n\n### User Preferences\n- Prefers concise answers\n"
+        "\n### Project Knowledge\n- Survey data lives in PostGIS\n"
+    )
+    assert [m["pinned"] for m in body["memories"]] == [True, False]
+    assert body["tokens"]["user"] > 0 and body["tokens"]["project"] > 0
+    assert body["budget"] == {"total": 2000, "user": 600, "project": 800, "conversation": 600}
+    assert body["timing_ms"]["total_ms"] > 0
+    assert response["Server-Timing"].startswith("recall;dur=")
+    log = AccessLog.objects.get()
+    assert log.api_token == api.token and log.client == "railwise-cli"
+
+
+def test_preview_with_a_conversation_id_and_budgets(alice):
+    chat = Conversation.objects.create(owner=alice, external_id="ext-42")
+    remember(alice, "We picked option B for the API", scope=Scope.CONVERSATION, conversation=chat)
+    api = ApiClient(alice)
+
+    body = api.post(
+        "/injection-preview",
+        {
+            "message": "remind me which option",
+            "conversation_id": "ext-42",
+            "budgets": {"conversation": 1},
+            "dry_run": True,
+            "format": "xml",
+        },
+    ).json()
+
+    assert body["memories"] == []
+    assert [d["reason"] for d in body["dropped"]] == ["scope_budget"]
+    assert body["budget"]["conversation"] == 1
+    assert Memory.objects.get().access_count == 0
+
+
+def test_preview_input_is_validated(alice):
+    api = ApiClient(alice)
+
+    assert error_code(api.post("/injection-preview", {})) == "VALIDATION_ERROR"
+    assert error_code(api.post("/injection-preview", {"message": "x", "format": "yaml"})) == (
+        "VALIDATION_ERROR"
+    )
+    assert error_code(api.post("/injection-preview", {"message": "x", "budget": -1})) == (
+        "VALIDATION_ERROR"
+    )
+
+
+def test_memory_off_through_the_api(alice):
+    from accounts.models import MemorySettings
+
+    MemorySettings.objects.filter(user=alice).update(memory_enabled=False)
+
+    body = ApiClient(alice).post("/injection-preview", {"message": "anything"}).json()
+
+    assert body["enabled"] is False and body["block"] == "" and body["reason"] == "memory_disabled"

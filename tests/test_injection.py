@@ -1,0 +1,218 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import MemorySettings
+from memoryapp import services
+from memoryapp.injection import PreviewRequest, estimate_tokens, injection_preview
+from memoryapp.models import AccessLog, Conversation, Memory, Scope
+from tests.recall_helpers import remember
+
+pytestmark = pytest.mark.django_db
+
+
+def preview(user, message="tea", **fields):
+    return injection_preview(user, PreviewRequest(message=message, **fields))
+
+
+def ids(result, key="memories"):
+    return [entry["id"] for entry in result[key]]
+
+
+def test_token_estimate_counts_cjk_characters_one_each():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("hello world") == 3  # 11 characters / 4, rounded up
+    assert estimate_tokens("我喜欢用 vitest") == 4 + 2  # 4 CJK characters, then " vitest"
+    assert estimate_tokens("测试") == 2
+
+
+def test_markdown_block_has_a_section_per_scope(alice, project):
+    chat = Conversation.objects.create(owner=alice, external_id="c1")
+    remember(alice, "I like green tea", kind="preference")
+    remember(alice, "The team drinks tea at four", scope=Scope.PROJECT, project=project)
+    remember(alice, "We are choosing a tea vendor", scope=Scope.CONVERSATION, conversation=chat)
+
+    result = preview(alice, "tea", project=project, conversation=chat)
+
+    assert result["block"] == (
+        "## Memory\n\n### User Preferences\n- I like green tea\n"
+        "\n### Project Knowledge\n- The team drinks tea at four\n"
+        "\n### Relevant Context\n- We are choosing a tea vendor\n"
+    )
+    assert result["hash"] == hashlib.sha256(result["block"].encode()).hexdigest()
+    assert result["tokens"]["total"] == estimate_tokens(result["block"])
+    assert result["enabled"] is True and result["degraded"] is None
+
+
+def test_project_memories_only_for_the_named_project(alice, project):
+    remember(alice, "The team drinks tea at four", scope=Scope.PROJECT, project=project)
+
+    assert preview(alice, "tea")["memories"] == []
+    assert len(preview(alice, "tea", project=project)["memories"]) == 1
+
+
+def test_xml_and_json_formats_escape_content(alice, project):
+    remember(alice, "Tea <strong> & milk", kind="preference")
+    remember(alice, "Tea budget fixed", scope=Scope.PROJECT, project=project)
+
+    xml = preview(alice, project=project, fmt="xml")["block"]
+    assert xml == (
+        "<user_memory>\n- [preference] Tea &lt;strong&gt; &amp; milk\n</user_memory>\n"
+        "<project-memory>\n- [fact] Tea budget fixed\n</project-memory>\n"
+    )
+    block = json.loads(preview(alice, project=project, fmt="json")["block"])
+    assert block == {
+        "user": [{"kind": "preference", "content": "Tea <strong> & milk"}],
+        "project": [{"kind": "fact", "content": "Tea budget fixed"}],
+    }
+
+
+def test_pinned_memories_come_first_even_without_a_match(alice):
+    matching = remember(alice, "Tea is my favourite drink", kind="preference")
+    pinned = remember(alice, "Always answer in British English", pinned=True)
+
+    result = preview(alice, "tea")
+
+    assert ids(result) == [pinned.pk, matching.pk]
+    assert result["block"].index("British English") < result["block"].index("Tea is")
+
+
+def test_each_scope_has_its_own_budget(alice, project):
+    for n in range(5):
+        remember(alice, f"Tea fact number {n} " + "x" * 40, scope=Scope.PROJECT, project=project)
+    remember(alice, "Tea preference short", kind="preference")
+
+    result = preview(
+        alice, project=project, scope_budgets={"user": 600, "project": 30, "conversation": 600}
+    )
+
+    assert result["tokens"]["project"] <= 30
+    project_kept = [m for m in result["memories"] if m["scope"] == "project"]
+    assert len(project_kept) == 1
+    assert {d["reason"] for d in result["dropped"]} == {"scope_budget"}
+    assert len(result["dropped"]) == 4
+    assert any(m["scope"] == "user" for m in result["memories"])
+
+
+def test_over_the_total_budget_conversation_goes_first_then_project(alice, project):
+    chat = Conversation.objects.create(owner=alice, external_id="c1")
+    user_memory = remember(alice, "Tea with lemon please", kind="preference")
+    project_memory = remember(alice, "Tea supplier is Ming", scope=Scope.PROJECT, project=project)
+    remember(alice, "Tea order is pending", scope=Scope.CONVERSATION, conversation=chat)
+    full = preview(alice, project=project, conversation=chat, dry_run=True)
+    assert len(full["memories"]) == 3
+
+    without_conversation = preview(
+        alice, project=project, conversation=chat, budget=full["tokens"]["total"] - 1
+    )
+    assert ids(without_conversation) == [user_memory.pk, project_memory.pk]
+    assert [d["reason"] for d in without_conversation["dropped"]] == ["total_budget"]
+    assert without_conversation["dropped"][0]["scope"] == "conversation"
+
+    only_user = preview(alice, project=project, conversation=chat, budget=20)
+    assert ids(only_user) == [user_memory.pk]
+    assert only_user["tokens"]["total"] <= 20
+    assert [d["scope"] for d in only_user["dropped"]] == ["conversation", "project"]
+
+
+def test_limit_drops_the_lowest_ranked(alice):
+    for n in range(4):
+        remember(alice, f"Tea note {n}")
+
+    result = preview(alice, limit=2)
+
+    assert len(result["memories"]) == 2
+    assert [d["reason"] for d in result["dropped"]] == ["limit", "limit"]
+
+
+def test_same_inputs_give_the_same_block_and_hash(alice):
+    memory = remember(alice, "Tea without sugar", kind="preference")
+    remember(alice, "茶要绿茶", kind="preference")
+
+    first = preview(alice, "tea 绿茶")
+    second = preview(alice, "tea 绿茶")
+    assert first["block"] == second["block"] and first["hash"] == second["hash"]
+
+    services.memory_update(
+        memory=memory, changes={"content": "Tea with honey"}, expected_revision=None, actor=alice
+    )
+    third = preview(alice, "tea 绿茶")
+    assert third["hash"] != first["hash"]
+    assert "Tea with honey" in third["block"]
+
+
+def test_superseded_memories_and_as_of(alice):
+    then = timezone.now() - timedelta(days=30)
+    old = remember(alice, "Tea budget is 100", valid_from=then - timedelta(days=30))
+    new = remember(alice, "Tea budget is 200", valid_from=then + timedelta(days=1))
+    services.memory_supersede(old=old, new=new, actor=alice)
+
+    assert ids(preview(alice, "tea budget")) == [new.pk]
+    assert ids(preview(alice, "tea budget", as_of=then)) == [old.pk]
+
+
+def test_memory_off_gives_an_empty_block_and_says_why(alice):
+    remember(alice, "Tea please")
+    MemorySettings.objects.filter(user=alice).update(memory_enabled=False)
+
+    result = preview(alice)
+
+    assert result["enabled"] is False
+    assert result["reason"] == "memory_disabled"
+    assert result["block"] == "" and result["memories"] == []
+    assert not AccessLog.objects.exists()
+
+
+def test_a_temporary_conversation_gets_nothing(alice):
+    remember(alice, "Tea please")
+    private = Conversation.objects.create(owner=alice, external_id="p", temporary=True)
+
+    for result in (preview(alice, conversation=private), preview(alice, temporary=True)):
+        assert result["enabled"] is True
+        assert result["reason"] == "temporary_conversation"
+        assert result["block"] == ""
+    assert Memory.objects.get().access_count == 0
+
+
+def test_injection_counts_use_and_logs_access(alice):
+    first = remember(alice, "Tea at nine")
+    second = remember(alice, "Tea at three")
+    unrelated = remember(alice, "Bicycle is blue")
+
+    result = injection_preview(alice, PreviewRequest(message="tea"), client="desk app")
+
+    counts = dict(Memory.objects.values_list("id", "access_count"))
+    assert counts == {first.pk: 1, second.pk: 1, unrelated.pk: 0}
+    assert Memory.objects.get(pk=first.pk).last_accessed_at is not None
+    log = AccessLog.objects.get()
+    assert sorted(log.memory_ids) == sorted([first.pk, second.pk])
+    assert log.block_hash == result["hash"] and log.client == "desk app"
+
+
+def test_dry_run_changes_nothing(alice):
+    memory = remember(alice, "Tea at nine")
+
+    result = preview(alice, dry_run=True)
+
+    assert ids(result) == [memory.pk]
+    memory.refresh_from_db()
+    assert memory.access_count == 0 and memory.last_accessed_at is None
+    assert not AccessLog.objects.exists()
+
+
+def test_query_is_the_message_plus_three_recent_messages(alice):
+    remember(alice, "Coffee beans come from Yunnan")
+    remember(alice, "Sourdough starter lives in the fridge")
+
+    too_far = preview(
+        alice, "what about it?", recent_messages=["coffee", "a", "b", "c"], dry_run=True
+    )
+    recent = preview(alice, "what about it?", recent_messages=["coffee", "a", "b"], dry_run=True)
+
+    assert too_far["memories"] == []
+    assert [m["content"] for m in recent["memories"]] == ["Coffee beans come from Yunnan"]

@@ -1,0 +1,217 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memoryapp import services
+from memoryapp.embeddings import get_provider, vector_literal
+from memoryapp.models import Memory, Scope
+from memoryapp.retrieval import RRF_K, Filters, candidates, fuse, search_memories, vector_hits
+from tests.conftest import make_user
+from tests.recall_helpers import remember
+
+pytestmark = pytest.mark.django_db
+
+
+def contents(result):
+    return [item.memory.content for item in result.memories]
+
+
+def test_fusion_rewards_memories_found_both_ways():
+    fused = fuse([[1, 2, 3], [3, 4]])
+    assert fused[3] == pytest.approx(1 / (RRF_K + 3) + 1 / (RRF_K + 1))
+    assert fused[1] == pytest.approx(1 / (RRF_K + 1))
+    assert max(fused, key=lambda memory_id: fused[memory_id]) == 3
+
+
+def test_hybrid_search_finds_english_and_chinese(alice):
+    remember(alice, "I deploy the survey app with Docker Compose")
+    remember(alice, "我们用 PostgreSQL 存储测量数据")
+    remember(alice, "Lunch is at noon on Fridays")
+
+    assert contents(search_memories(alice, "docker deployment"))[0].startswith("I deploy")
+    assert contents(search_memories(alice, "测量数据存在哪里"))[0].startswith("我们用")
+
+
+def test_vector_search_finds_what_keywords_miss(alice):
+    remember(alice, "The cluster uses kubernetes")
+
+    assert contents(search_memories(alice, "kubernetse", mode="keyword")) == []
+    result = search_memories(alice, "kubernetse", mode="vector")
+    assert contents(result) == ["The cluster uses kubernetes"]
+    assert result.memories[0].parts["vector_rank"] == 1
+
+
+def test_a_memory_without_an_embedding_is_found_by_keyword(alice):
+    memory = services.memory_create(owner=alice, content="Invoices are due on the 5th")
+    assert memory.embedding is None
+
+    assert contents(search_memories(alice, "invoices due")) == ["Invoices are due on the 5th"]
+
+
+def test_score_parts_explain_the_ranking(alice):
+    important = remember(alice, "Deadline for the bridge report is March", importance=1.0)
+    minor = remember(alice, "Deadline for the bridge report is March", importance=0.1)
+
+    result = search_memories(alice, "bridge report deadline")
+
+    assert [item.memory.pk for item in result.memories] == [important.pk, minor.pk]
+    parts = result.memories[0].parts
+    assert set(parts) >= {"relevance", "importance", "confidence", "recency", "use"}
+    assert parts["keyword_rank"] is not None and parts["vector_rank"] is not None
+    assert result.memories[0].score > result.memories[1].score
+
+
+def test_recent_and_used_memories_rank_higher(alice):
+    old = remember(alice, "Standup happens at nine")
+    Memory.objects.filter(pk=old.pk).update(valid_from=timezone.now() - timedelta(days=200))
+    fresh = remember(alice, "Standup happens at nine")
+    Memory.objects.filter(pk=fresh.pk).update(access_count=40)
+
+    result = search_memories(alice, "standup")
+
+    assert [item.memory.pk for item in result.memories] == [fresh.pk, old.pk]
+    assert result.memories[0].parts["recency"] > result.memories[1].parts["recency"]
+    assert result.memories[0].parts["use"] > 0
+
+
+def test_as_of_answers_what_was_true_then(alice):
+    before = timezone.now() - timedelta(days=10)
+    old = remember(alice, "Alice lives in Berlin", valid_from=before - timedelta(days=100))
+    new = remember(alice, "Alice lives in Paris", valid_from=before + timedelta(days=5))
+    services.memory_supersede(old=old, new=new, actor=alice)
+
+    assert contents(search_memories(alice, "where does Alice live")) == ["Alice lives in Paris"]
+    assert contents(search_memories(alice, "where does Alice live", as_of=before)) == [
+        "Alice lives in Berlin"
+    ]
+
+
+def test_deleted_forgotten_pending_and_rejected_are_not_recalled(alice):
+    deleted = remember(alice, "Budget is ten thousand")
+    services.memory_delete(memory=deleted, actor=alice)
+    forgotten = remember(alice, "Budget is twenty thousand")
+    Memory.objects.filter(pk=forgotten.pk).update(forgotten_at=timezone.now())
+    remember(alice, "Budget is thirty thousand", status="pending")
+    remember(alice, "Budget is forty thousand", status="rejected")
+    remember(alice, "Budget is fifty thousand")
+
+    assert contents(search_memories(alice, "budget thousand")) == ["Budget is fifty thousand"]
+
+
+def test_filters_and_threshold(alice, project):
+    remember(alice, "Tea preference: green tea", kind="preference", tags=["drinks"])
+    remember(alice, "Tea supplier is in Hangzhou", kind="fact", tags=["drinks", "suppliers"])
+    remember(alice, "Tea budget approved", kind="decision", scope=Scope.PROJECT, project=project)
+    old = remember(alice, "Tea was served in 2020")
+    Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=900))
+
+    def found(**filters):
+        return sorted(contents(search_memories(alice, "tea", filters=Filters(**filters))))
+
+    assert found(kinds=("preference",)) == ["Tea preference: green tea"]
+    assert found(scopes=("project",)) == ["Tea budget approved"]
+    assert found(project_ids=(project.pk,)) == ["Tea budget approved"]
+    assert found(tags=("drinks", "suppliers")) == ["Tea supplier is in Hangzhou"]
+    assert found(created_before=timezone.now() - timedelta(days=365)) == ["Tea was served in 2020"]
+    assert "Tea was served in 2020" not in found(created_after=timezone.now() - timedelta(days=365))
+    everything = search_memories(alice, "tea")
+    cut = everything.memories[1].score
+    strong = search_memories(alice, "tea", min_score=cut)
+    assert len(strong.memories) == 2
+    assert all(item.score >= cut for item in strong.memories)
+
+
+def test_who_sees_what(alice, bob, charlie, project):
+    remember(alice, "Alice's private note about the rail survey")
+    remember(alice, "Rail survey uses the CGCS2000 datum", scope=Scope.PROJECT, project=project)
+
+    assert len(search_memories(alice, "rail survey").memories) == 2
+    assert contents(search_memories(bob, "rail survey")) == ["Rail survey uses the CGCS2000 datum"]
+    assert contents(search_memories(charlie, "rail survey")) == []
+
+
+def test_conversation_memories_only_for_their_conversation(alice):
+    from memoryapp.models import Conversation
+
+    chat = Conversation.objects.create(owner=alice, external_id="chat-1")
+    other = Conversation.objects.create(owner=alice, external_id="chat-2")
+    remember(alice, "We are debugging the parser", scope=Scope.CONVERSATION, conversation=chat)
+
+    def ids(**kwargs):
+        return list(candidates(alice, **kwargs).values_list("content", flat=True))
+
+    assert ids(conversation=chat, all_conversations=False) == ["We are debugging the parser"]
+    assert ids(conversation=other, all_conversations=False) == []
+    assert ids(all_conversations=False) == []
+
+
+def test_base_queryset_is_searched_within_visibility(alice, charlie):
+    remember(alice, "Piano lessons on Tuesday")
+    trashed = remember(alice, "Piano tuner phone number")
+    services.memory_delete(memory=trashed, actor=alice)
+    remember(charlie, "Piano recital in June")
+
+    result = search_memories(alice, "piano", base_queryset=Memory.objects.in_trash())
+
+    assert contents(result) == ["Piano tuner phone number"]
+
+
+def test_small_user_among_a_large_table_still_gets_vector_hits(alice):
+    """pgvector 0.6 filters HNSW results after the scan: the exact plan must serve small users."""
+    crowd = make_user("crowd@example.com")
+    text = "favourite editor is neovim with a dark theme"
+    vector = vector_literal(get_provider().embed([text])[0])
+    model = get_provider().model_name
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        # 3,000 of someone else's memories that are all closer to the query than alice's.
+        cursor.execute(
+            "INSERT INTO memoryapp_memory (owner_id, scope, kind, content, tags, importance, "
+            "confidence, origin, pinned, status, valid_from, created_at, updated_at, "
+            "access_count, evidence, metadata, revision, embedding, embedding_model, "
+            "search_document) "
+            "SELECT %s, 'user', 'fact', %s, '{}', 0.8, 0.8, 'manual', false, 'active', now(), "
+            "now(), now(), 0, '[]', '{}', 1, %s::vector, %s, '' FROM generate_series(1, 3000)",
+            [crowd.pk, text, vector, model],
+        )
+        cursor.execute("ANALYZE memoryapp_memory")
+        cursor.execute("SET LOCAL hnsw.ef_search = 40")
+    mine = remember(alice, "my editor is neovim")
+
+    hits, plan = vector_hits(
+        candidates(alice), get_provider().embed([text])[0], get_provider().model_name, 10
+    )
+
+    assert plan == "exact"
+    assert [memory_id for memory_id, _similarity in hits] == [mine.pk]
+    assert contents(search_memories(alice, text, mode="vector")) == ["my editor is neovim"]
+
+
+def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatch):
+    from django.db import connection
+
+    from memoryapp import retrieval
+
+    for n in range(40):
+        remember(alice, f"Project meeting notes number {n}")
+    target = remember(alice, "Project budget for the bridge")
+    monkeypatch.setattr(retrieval, "_common_cache", None)
+    assert len(retrieval.keyword_hits(candidates(alice), "project bridge", 100)) == 41
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memoryapp_memory")
+    monkeypatch.setattr(retrieval, "_common_cache", None)
+    # As if the table were large: here one row is already 2.4% of it.
+    monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.5)
+    monkeypatch.setattr(retrieval, "MIN_COMMON_ROWS", 10)
+
+    assert "project" in retrieval.common_lexemes()
+    hits = retrieval.keyword_hits(candidates(alice), "project bridge", 100)
+    assert [memory_id for memory_id, _rank in hits] == [target.pk]
+    # A query of common terms only still searches them.
+    assert len(retrieval.keyword_hits(candidates(alice), "project", 100)) == 41
+    monkeypatch.setattr(retrieval, "_common_cache", None)
