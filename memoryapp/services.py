@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -76,8 +76,7 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-@transaction.atomic
-def memory_create(
+def new_memory(
     *,
     owner: User,
     content: str,
@@ -94,11 +93,9 @@ def memory_create(
     evidence: list[dict[str, Any]] | None = None,
     metadata: dict[str, Any] | None = None,
     valid_from: datetime | None = None,
-    actor: User | None = None,
-    actor_label: str = "",
-    batch: uuid.UUID | None = None,
 ) -> Memory:
-    memory = Memory(
+    """An unsaved memory with cleaned content and tags and the kind's default importance."""
+    return Memory(
         owner=owner,
         content=content.strip(),
         kind=kind,
@@ -115,6 +112,18 @@ def memory_create(
         metadata=metadata or {},
         valid_from=valid_from or timezone.now(),
     )
+
+
+@transaction.atomic
+def memory_create(
+    *,
+    actor: User | None = None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+    **fields: Any,
+) -> Memory:
+    """Save a new memory (``fields`` as for ``new_memory``) with its CREATED event."""
+    memory = new_memory(**fields)
     memory.save()
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
@@ -290,14 +299,18 @@ def memory_merge_evidence(
     """The same statement was found again: more confidence (at most 1.0) and its evidence kept."""
     current = _locked(memory)
     before = current.snapshot()
-    current.confidence = min(1.0, round(current.confidence + confidence_boost, 4))
-    current.evidence = [*current.evidence, evidence]
-    current.revision += 1
+    _merge_evidence_into(current, evidence, confidence_boost)
     current.save(update_fields=["confidence", "evidence", "revision", "updated_at"])
     _record(
         current, EventAction.MERGED, actor=None, actor_label=actor_label, before=before, batch=batch
     )
     return current
+
+
+def _merge_evidence_into(memory: Memory, evidence: dict[str, Any], confidence_boost: float) -> None:
+    memory.confidence = min(1.0, round(memory.confidence + confidence_boost, 4))
+    memory.evidence = [*memory.evidence, evidence]
+    memory.revision += 1
 
 
 def memory_note_rejected_again(*, memory: Memory, actor_label: str) -> MemoryEvent:
@@ -442,3 +455,121 @@ def memories_import(
             batch=batch,
         )
     return batch
+
+
+class MemoryWrites:
+    """A job's writes to many memories, each recorded as its own MemoryEvent, sent together.
+
+    The services above each take a savepoint, lock one row and send two or
+    three statements, which is right for a person's action on a page. A job
+    that changes several memories at once (an extraction run) queues the same
+    changes here in order; ``save()`` then locks the existing memories they
+    touch (in id order, so concurrent jobs cannot deadlock), applies the
+    changes to their current state exactly as the single services would, and
+    writes new rows, changed rows and events in three statements. Call it
+    inside the caller's transaction.
+    """
+
+    _CHANGED_FIELDS = (
+        "confidence",
+        "evidence",
+        "revision",
+        "updated_at",
+        "valid_until",
+        "superseded_by",
+    )
+
+    def __init__(self, *, actor_label: str, batch: uuid.UUID | None):
+        self.actor_label = actor_label
+        self.batch = batch
+        self._new: list[Memory] = []
+        self._steps: list[tuple[str, Memory, Any]] = []
+
+    def create(self, memory: Memory, *, supersedes: Memory | None = None) -> None:
+        """Save ``memory`` (from ``new_memory``); a pending one names what it will supersede."""
+        self._new.append(memory)
+        self._steps.append(("create", memory, supersedes))
+
+    def merge_evidence(
+        self, memory: Memory, *, evidence: dict[str, Any], confidence_boost: float
+    ) -> None:
+        """As ``memory_merge_evidence``."""
+        self._steps.append(("merge", memory, (evidence, confidence_boost)))
+
+    def supersede(self, *, old: Memory, new: Memory) -> None:
+        """As ``memory_supersede``."""
+        self._steps.append(("supersede", old, new))
+
+    def note_rejected_again(self, memory: Memory) -> None:
+        """As ``memory_note_rejected_again``."""
+        self._steps.append(("rejected_again", memory, None))
+
+    def save(self) -> list[Memory]:
+        """Write everything queued; the new memories, saved."""
+        if not self._steps:
+            return []
+        self._reserve_ids()
+        current = self._lock_existing()
+        now = timezone.now()
+        changed: dict[int, Memory] = {}
+        events: list[MemoryEvent] = []
+
+        def event(memory: Memory, action: str, before: dict[str, Any] | None, batch: Any) -> None:
+            events.append(
+                MemoryEvent(
+                    memory_id=memory.pk,
+                    action=action,
+                    actor_label=self.actor_label,
+                    before=before,
+                    after=memory.snapshot(),
+                    batch=batch,
+                    created_at=now,
+                )
+            )
+
+        for step, target, detail in self._steps:
+            memory = current.get(target.pk, target)
+            before = memory.snapshot()
+            if step == "create":
+                if detail is not None and memory.status == Status.PENDING:
+                    memory.metadata["supersedes"] = detail.pk
+                event(memory, EventAction.CREATED, None, self.batch)
+            elif step == "merge":
+                _merge_evidence_into(memory, *detail)
+                event(memory, EventAction.MERGED, before, self.batch)
+            elif step == "supersede":
+                new = current.get(detail.pk, detail)
+                if memory.superseded_by_id == new.pk and memory.valid_until == new.valid_from:
+                    continue
+                memory.valid_until, memory.superseded_by_id = new.valid_from, new.pk
+                memory.revision += 1
+                event(memory, EventAction.SUPERSEDED, before, self.batch)
+            else:
+                event(memory, EventAction.REJECTED, before, None)
+            if step != "create" and memory.pk in current:
+                memory.updated_at = now
+                changed[memory.pk] = memory
+        for memory in self._new:
+            memory.fill_search_document()
+        Memory.objects.bulk_create(self._new)
+        Memory.objects.bulk_update(changed.values(), self._CHANGED_FIELDS)
+        MemoryEvent.objects.bulk_create(events)
+        return self._new
+
+    def _reserve_ids(self) -> None:
+        """Ids for the new memories first, so the events and links written with them can name them."""
+        if not self._new:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [Memory._meta.db_table, len(self._new)],
+            )
+            for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):
+                memory.pk = pk
+
+    def _lock_existing(self) -> dict[int, Memory]:
+        new = {id(memory) for memory in self._new}
+        ids = {target.pk for _step, target, _detail in self._steps if id(target) not in new}
+        locked = Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        return {memory.pk: memory for memory in locked.defer("embedding")}
