@@ -196,6 +196,8 @@ def forget(now: datetime | None = None) -> ForgettingReport:
         forgotten: list[tuple[str, int]] = []
         decayed: list[tuple[str, int, int]] = []
         with connection.cursor() as cursor:
+            # Room for a range's changed rows and their snapshots without spilling to disk.
+            cursor.execute("SET LOCAL work_mem = '64MB'")
             cursor.execute(f"SELECT min(id), max(id) FROM {_MEMORY}")
             first, last = cursor.fetchone()
             for start in range(first or 0, (last or 0) + 1, BATCH_IDS):
