@@ -546,7 +546,7 @@ class MemoryWrites:
                 event(memory, EventAction.SUPERSEDED, before, self.batch)
             else:
                 event(memory, EventAction.REJECTED, before, None)
-            if step != "create" and memory.pk in current:
+            if step in ("merge", "supersede") and memory.pk in current:
                 memory.updated_at = now
                 changed[memory.pk] = memory
         for memory in self._new:
