@@ -8,6 +8,7 @@ made it and the state before and after.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -470,14 +471,18 @@ class MemoryWrites:
     inside the caller's transaction.
     """
 
-    _CHANGED_FIELDS = (
-        "confidence",
-        "evidence",
-        "revision",
-        "updated_at",
-        "valid_until",
-        "superseded_by",
-    )
+    # The fields merging and superseding change, written from arrays in one statement
+    # (bulk_update's CASE per field and row costs more to build than to run).
+    _UPDATE_SQL = f"""
+        UPDATE {Memory._meta.db_table} m
+        SET confidence = v.confidence, evidence = v.evidence, revision = v.revision,
+            updated_at = v.updated_at, valid_until = v.valid_until,
+            superseded_by_id = v.superseded_by_id
+        FROM unnest(%s::bigint[], %s::float8[], %s::text[]::jsonb[], %s::integer[],
+                    %s::timestamptz[], %s::timestamptz[], %s::bigint[])
+            AS v(id, confidence, evidence, revision, updated_at, valid_until, superseded_by_id)
+        WHERE m.id = v.id
+    """
 
     def __init__(self, *, actor_label: str, batch: uuid.UUID | None):
         self.actor_label = actor_label
@@ -552,7 +557,21 @@ class MemoryWrites:
         for memory in self._new:
             memory.fill_search_document()
         Memory.objects.bulk_create(self._new)
-        Memory.objects.bulk_update(changed.values(), self._CHANGED_FIELDS)
+        if changed:
+            rows = changed.values()
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    self._UPDATE_SQL,
+                    [
+                        [m.pk for m in rows],
+                        [m.confidence for m in rows],
+                        [json.dumps(m.evidence) for m in rows],
+                        [m.revision for m in rows],
+                        [m.updated_at for m in rows],
+                        [m.valid_until for m in rows],
+                        [m.superseded_by_id for m in rows],
+                    ],
+                )
         MemoryEvent.objects.bulk_create(events)
         return self._new
 
