@@ -192,9 +192,14 @@ class ProjectQuerySet(models.QuerySet["Project"]):
         return self.filter(team__memberships__user=user)
 
     def writable_by(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
+        """Projects whose memories the user may change: a writer role, and not archived."""
         if not user.is_authenticated:
             return self.none()
-        return self.filter(team__memberships__user=user, team__memberships__role__in=WRITER_ROLES)
+        return self.filter(
+            team__memberships__user=user,
+            team__memberships__role__in=WRITER_ROLES,
+            archived_at__isnull=True,
+        )
 
 
 class Project(NamedWithSlug):
@@ -210,7 +215,8 @@ class Project(NamedWithSlug):
         return membership.role if membership else None
 
     def can_write(self, user: AbstractBaseUser | AnonymousUser) -> bool:
-        return self.role_of(user) in WRITER_ROLES
+        """Whether the user may change the project's memories (an archived project is read-only)."""
+        return not self.is_archived and self.role_of(user) in WRITER_ROLES
 
     @property
     def is_archived(self) -> bool:

@@ -22,6 +22,11 @@ from accounts.access import get_membership, get_project_for_member
 from accounts.forms import InvitationForm, ProjectForm, RoleForm, TeamForm
 from accounts.models import MANAGER_ROLES, Invitation, Membership, Project, Role
 from memoryapp.http import AuthenticatedHttpRequest
+from memoryapp.memory_history import activity_items, project_events
+from memoryapp.models import Memory
+
+# Events of a project's memories shown on its page; the activity page has them all.
+RECENT_ACTIVITY = 5
 
 
 def _grantable_roles(acting: Membership) -> list[tuple[str, str]]:
@@ -285,10 +290,13 @@ def project_create(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
 def _project_page(
     request: AuthenticatedHttpRequest, project: Project, role: str, form: ProjectForm | None = None
 ) -> HttpResponse:
+    events = project_events(project)[:RECENT_ACTIVITY]
     context = {
         "project": project,
         "role": role,
         "can_manage": role in MANAGER_ROLES,
+        "memory_count": Memory.objects.of_project(project).active().count(),
+        "recent_activity": activity_items(events, reverse("project-memories", args=[project.slug])),
         "form": form or ProjectForm(initial={"name": project.name}),
     }
     return render(request, "accounts/project_detail.html", context, status=400 if form else 200)

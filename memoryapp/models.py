@@ -235,14 +235,14 @@ class Memory(models.Model):
         return self.content[:80]
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        self.fill_search_document()
+        self.refresh_search_document()
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and ({"content", "tags"} & set(update_fields)):
             kwargs["update_fields"] = {*update_fields, "search_document"}
         super().save(*args, **kwargs)
 
-    def fill_search_document(self) -> None:
-        """What full-text search indexes: the terms of content and tags (save() does this itself)."""
+    def refresh_search_document(self) -> None:
+        """What the full-text vector is computed from (by a trigger): content and tags."""
         self.search_document = search_document(" ".join([self.content, *self.tags]))
 
     @property

@@ -12,9 +12,10 @@ import json
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from django.db import connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -47,7 +48,7 @@ class MemoryConflict(Exception):
         self.current = current
 
 
-def _record(
+def _event(
     memory: Memory,
     action: str,
     *,
@@ -56,7 +57,8 @@ def _record(
     before: dict[str, Any] | None,
     batch: uuid.UUID | None = None,
 ) -> MemoryEvent:
-    return MemoryEvent.objects.create(
+    """The event of a change just made to ``memory`` (not saved yet)."""
+    return MemoryEvent(
         memory=memory,
         action=action,
         actor=actor,
@@ -65,6 +67,13 @@ def _record(
         after=memory.snapshot(),
         batch=batch,
     )
+
+
+def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
+    """Save the event of a change just made (``details`` as for ``_event``)."""
+    event = _event(memory, action, **details)
+    event.save()
+    return event
 
 
 def clean_tags(tags: Iterable[str]) -> list[str]:
@@ -77,42 +86,50 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def new_memory(
-    *,
-    owner: User,
-    content: str,
-    kind: str = Kind.FACT,
-    scope: str = Scope.USER,
-    project: Project | None = None,
-    conversation: Conversation | None = None,
-    tags: Iterable[str] = (),
-    importance: float | None = None,
-    confidence: float = 0.8,
-    origin: str = Origin.MANUAL,
-    pinned: bool = False,
-    status: str = Status.ACTIVE,
-    evidence: list[dict[str, Any]] | None = None,
-    metadata: dict[str, Any] | None = None,
-    valid_from: datetime | None = None,
-) -> Memory:
-    """An unsaved memory with cleaned content and tags and the kind's default importance."""
-    return Memory(
-        owner=owner,
-        content=content.strip(),
+class NewMemory(TypedDict, total=False):
+    """What a new memory may be given; only ``owner`` and ``content`` are required."""
+
+    owner: Required[User]
+    content: Required[str]
+    kind: str
+    scope: str
+    project: Project | None
+    conversation: Conversation | None
+    tags: Iterable[str]
+    importance: float | None
+    confidence: float
+    origin: str
+    pinned: bool
+    status: str
+    evidence: list[dict[str, Any]] | None
+    metadata: dict[str, Any] | None
+    valid_from: datetime | None
+
+
+def new_memory(**fields: Unpack[NewMemory]) -> Memory:
+    """A new memory, cleaned and with its kind's default importance, not saved yet."""
+    kind = fields.get("kind", Kind.FACT)
+    scope = fields.get("scope", Scope.USER)
+    importance = fields.get("importance")
+    memory = Memory(
+        owner=fields["owner"],
+        content=fields["content"].strip(),
         kind=kind,
         scope=scope,
-        project=project if scope == Scope.PROJECT else None,
-        conversation=conversation,
-        tags=clean_tags(tags),
+        project=fields.get("project") if scope == Scope.PROJECT else None,
+        conversation=fields.get("conversation"),
+        tags=clean_tags(fields.get("tags", ())),
         importance=DEFAULT_IMPORTANCE[Kind(kind)] if importance is None else importance,
-        confidence=confidence,
-        origin=origin,
-        pinned=pinned,
-        status=status,
-        evidence=evidence or [],
-        metadata=metadata or {},
-        valid_from=valid_from or timezone.now(),
+        confidence=fields.get("confidence", 0.8),
+        origin=fields.get("origin", Origin.MANUAL),
+        pinned=fields.get("pinned", False),
+        status=fields.get("status", Status.ACTIVE),
+        evidence=fields.get("evidence") or [],
+        metadata=fields.get("metadata") or {},
+        valid_from=fields.get("valid_from") or timezone.now(),
     )
+    memory.refresh_search_document()
+    return memory
 
 
 @transaction.atomic
@@ -121,15 +138,48 @@ def memory_create(
     actor: User | None = None,
     actor_label: str = "",
     batch: uuid.UUID | None = None,
-    **fields: Any,
+    **fields: Unpack[NewMemory],
 ) -> Memory:
-    """Save a new memory (``fields`` as for ``new_memory``) with its CREATED event."""
+    """Save a new memory and its "created" event."""
     memory = new_memory(**fields)
     memory.save()
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
     )
     return memory
+
+
+@transaction.atomic
+def memories_create(
+    *,
+    memories: list[Memory],
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+) -> list[Memory]:
+    """Save many new memories (from ``new_memory``) and their events in a few INSERTs.
+
+    Importing thousands of memories must not cost thousands of round trips.
+    This is the one place where the ids of a bulk creation are known: whatever
+    follows ``memory_create`` for one memory (an embedding job…) follows here
+    for all of them.
+    """
+    Memory.objects.bulk_create(memories, batch_size=1000)
+    MemoryEvent.objects.bulk_create(
+        (
+            _event(
+                memory,
+                EventAction.CREATED,
+                actor=actor,
+                actor_label=actor_label,
+                before=None,
+                batch=batch,
+            )
+            for memory in memories
+        ),
+        batch_size=2000,
+    )
+    return memories
 
 
 def _locked(memory: Memory) -> Memory:
@@ -351,21 +401,73 @@ def memory_review_accept(
     return memory
 
 
+def _set_state_of_many(
+    memories: Iterable[Memory],
+    action: str,
+    fields: dict[str, Any],
+    *,
+    applies: Q,
+    actor: User | None,
+    actor_label: str,
+) -> uuid.UUID:
+    """One state change to many memories as a batch: one UPDATE, one INSERT of events.
+
+    Clearing thousands of memories must not cost thousands of round trips;
+    each memory still gets its event with the state before and after.
+    """
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        locked = list(
+            Memory.objects.select_for_update()
+            .filter(applies, pk__in=[memory.pk for memory in memories])
+            .order_by("pk")
+        )
+        now = timezone.now()
+        events = []
+        for memory in locked:
+            before = memory.snapshot()
+            for field, value in fields.items():
+                setattr(memory, field, value)
+            memory.revision += 1
+            events.append(
+                _event(
+                    memory, action, actor=actor, actor_label=actor_label, before=before, batch=batch
+                )
+            )
+        Memory.objects.filter(pk__in=[memory.pk for memory in locked]).update(
+            **fields, revision=F("revision") + 1, updated_at=now
+        )
+        MemoryEvent.objects.bulk_create(events, batch_size=2000)
+    return batch
+
+
 def memories_delete(
     *, memories: Iterable[Memory], actor: User | None, actor_label: str = ""
 ) -> uuid.UUID:
     """Trash several memories as one batch; ``memory_undo_batch`` brings exactly them back."""
-    batch = uuid.uuid4()
-    with transaction.atomic():
-        for memory in memories:
-            if memory.deleted_at is None:
-                memory_delete(memory=memory, actor=actor, actor_label=actor_label, batch=batch)
-    return batch
+    return _set_state_of_many(
+        memories,
+        EventAction.DELETED,
+        {"deleted_at": timezone.now()},
+        applies=Q(deleted_at__isnull=True),
+        actor=actor,
+        actor_label=actor_label,
+    )
 
 
 # Fields an undo puts back from an event's "before" state.
 _UNDOABLE = ("content", "kind", "tags", "importance", "confidence", "pinned", "status")
 _UNDOABLE_TIMES = ("deleted_at", "forgotten_at", "valid_until")
+
+
+def _state_before(memory: Memory, before: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``memory`` that differ from the snapshot ``before``, at their old values."""
+    wanted: dict[str, Any] = {field: before[field] for field in _UNDOABLE}
+    for field in _UNDOABLE_TIMES:
+        value = before[field]
+        wanted[field] = parse_datetime(value) if value else None
+    wanted["superseded_by_id"] = before["superseded_by_id"]
+    return {field: value for field, value in wanted.items() if getattr(memory, field) != value}
 
 
 @transaction.atomic
@@ -376,42 +478,63 @@ def memory_undo_batch(
 
     A memory the batch created is moved to the trash. The undo itself is
     recorded as new events (in a batch of its own), so history stays complete.
+    Memories that go back the same way (a whole "clear all") share one UPDATE,
+    and the events are one INSERT: undoing 10,000 memories is a few queries.
     """
-    events = list(
-        MemoryEvent.objects.filter(batch=batch)
-        .select_related("memory")
-        .order_by("created_at", "id")
-    )
     first_before: dict[int, dict[str, Any] | None] = {}
-    for event in events:
-        first_before.setdefault(event.memory_id, event.before)
+    for memory_id, before in (
+        MemoryEvent.objects.filter(batch=batch)
+        .order_by("created_at", "id")
+        .values_list("memory_id", "before")
+    ):
+        first_before.setdefault(memory_id, before)
+    locked = Memory.objects.select_for_update().filter(pk__in=list(first_before)).order_by("pk")
+    by_id = {memory.pk: memory for memory in locked}
+    now = timezone.now()
     undo_batch = uuid.uuid4()
+    # Memories that go back the same way share an UPDATE: their ids by their changes.
+    groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+    events: list[MemoryEvent] = []
     restored: list[Memory] = []
     for memory_id, before in first_before.items():
-        memory = _locked(Memory(pk=memory_id))
-        if before is None:
-            restored.append(
-                memory_delete(memory=memory, actor=actor, actor_label=actor_label, batch=undo_batch)
-            )
-            continue
-        previous = memory.snapshot()
-        for field in _UNDOABLE:
-            setattr(memory, field, before[field])
-        for field in _UNDOABLE_TIMES:
-            value = before[field]
-            setattr(memory, field, parse_datetime(value) if value else None)
-        memory.superseded_by_id = before["superseded_by_id"]
-        memory.revision += 1
-        memory.save()
-        action = (
-            EventAction.RESTORED
-            if previous["deleted_at"] or previous["forgotten_at"]
-            else EventAction.EDITED
-        )
-        _record(
-            memory, action, actor=actor, actor_label=actor_label, before=previous, batch=undo_batch
-        )
+        memory = by_id[memory_id]
         restored.append(memory)
+        previous = memory.snapshot()
+        if before is None:
+            if memory.deleted_at is not None:
+                continue  # Already in the trash: nothing to change, nothing to record.
+            changes: dict[str, Any] = {"deleted_at": now}
+            action = EventAction.DELETED
+        else:
+            changes = _state_before(memory, before)
+            action = (
+                EventAction.RESTORED
+                if previous["deleted_at"] or previous["forgotten_at"]
+                else EventAction.EDITED
+            )
+        for field, value in changes.items():
+            setattr(memory, field, value)
+        if {"content", "tags"} & set(changes):
+            memory.refresh_search_document()
+            changes["search_document"] = memory.search_document
+        memory.revision += 1
+        memory.updated_at = now
+        groups.setdefault(repr(sorted(changes.items())), (changes, []))[1].append(memory_id)
+        events.append(
+            _event(
+                memory,
+                action,
+                actor=actor,
+                actor_label=actor_label,
+                before=previous,
+                batch=undo_batch,
+            )
+        )
+    for changes, ids in groups.values():
+        Memory.objects.filter(pk__in=ids).update(
+            **changes, revision=F("revision") + 1, updated_at=now
+        )
+    MemoryEvent.objects.bulk_create(events, batch_size=2000)
     return restored
 
 
@@ -431,21 +554,25 @@ def memories_import(
     (MemoryConflict), and then nothing of the batch is written.
     """
     batch = uuid.uuid4()
-    for item in plan.to_add:
-        memory_create(
-            owner=owner,
-            content=item.content,
-            kind=item.kind,
-            scope=Scope.PROJECT if project else Scope.USER,
-            project=project,
-            tags=item.tags,
-            importance=item.importance,
-            origin=Origin.IMPORTED,
-            pinned=item.pinned,
-            actor=actor,
-            actor_label=actor_label,
-            batch=batch,
-        )
+    memories_create(
+        memories=[
+            new_memory(
+                owner=owner,
+                content=item.content,
+                kind=item.kind,
+                scope=Scope.PROJECT if project else Scope.USER,
+                project=project,
+                tags=item.tags,
+                importance=item.importance,
+                origin=Origin.IMPORTED,
+                pinned=item.pinned,
+            )
+            for item in plan.to_add
+        ],
+        actor=actor,
+        actor_label=actor_label,
+        batch=batch,
+    )
     for update in plan.to_update:
         memory_update(
             memory=update.memory,
@@ -458,17 +585,49 @@ def memories_import(
     return batch
 
 
+def memories_restore(
+    *, memories: Iterable[Memory], actor: User | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Bring several memories back from the trash or forgetting, as one undoable batch."""
+    return _set_state_of_many(
+        memories,
+        EventAction.RESTORED,
+        {"deleted_at": None, "forgotten_at": None},
+        applies=Q(deleted_at__isnull=False) | Q(forgotten_at__isnull=False),
+        actor=actor,
+        actor_label=actor_label,
+    )
+
+
+def memories_change_kind(
+    *, memories: Iterable[Memory], kind: str, actor: User | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Give several memories another kind, as one undoable batch."""
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        for memory in memories:
+            memory_update(
+                memory=memory,
+                changes={"kind": Kind(kind)},
+                expected_revision=None,
+                actor=actor,
+                actor_label=actor_label,
+                batch=batch,
+            )
+    return batch
+
+
 class MemoryWrites:
     """A job's writes to many memories, each recorded as its own MemoryEvent, sent together.
 
     The services above each take a savepoint, lock one row and send two or
     three statements, which is right for a person's action on a page. A job
     that changes several memories at once (an extraction run) queues the same
-    changes here in order; ``save()`` then locks the existing memories they
-    touch (in id order, so concurrent jobs cannot deadlock), applies the
-    changes to their current state exactly as the single services would, and
-    writes new rows, changed rows and events in three statements. Call it
-    inside the caller's transaction.
+    changes here in order; ``save()`` then creates the new ones with
+    ``memories_create``, locks the existing memories the changes touch (in id
+    order, so concurrent jobs cannot deadlock), applies the changes to their
+    current state exactly as the single services would, and writes changed
+    rows and events in two statements. Call it inside the caller's transaction.
     """
 
     # The fields merging and superseding change, written from arrays in one statement
@@ -514,69 +673,73 @@ class MemoryWrites:
         if not self._steps:
             return []
         self._reserve_ids()
+        for step, memory, supersedes in self._steps:
+            if step == "create" and supersedes is not None and memory.status == Status.PENDING:
+                memory.metadata["supersedes"] = supersedes.pk
+        if self._new:
+            memories_create(
+                memories=self._new, actor=None, actor_label=self.actor_label, batch=self.batch
+            )
         current = self._lock_existing()
+        current.update((memory.pk, memory) for memory in self._new)
         now = timezone.now()
         changed: dict[int, Memory] = {}
         events: list[MemoryEvent] = []
-
-        def event(memory: Memory, action: str, before: dict[str, Any] | None, batch: Any) -> None:
-            events.append(
-                MemoryEvent(
-                    memory_id=memory.pk,
-                    action=action,
-                    actor_label=self.actor_label,
-                    before=before,
-                    after=memory.snapshot(),
-                    batch=batch,
-                    created_at=now,
-                )
-            )
-
         for step, target, detail in self._steps:
-            memory = current.get(target.pk, target)
-            before = memory.snapshot()
             if step == "create":
-                if detail is not None and memory.status == Status.PENDING:
-                    memory.metadata["supersedes"] = detail.pk
-                event(memory, EventAction.CREATED, None, self.batch)
-            elif step == "merge":
+                continue
+            memory = current[target.pk]
+            before = memory.snapshot()
+            batch = self.batch
+            if step == "merge":
                 _merge_evidence_into(memory, *detail)
-                event(memory, EventAction.MERGED, before, self.batch)
+                action = EventAction.MERGED
             elif step == "supersede":
-                new = current.get(detail.pk, detail)
+                new = current[detail.pk]
                 if memory.superseded_by_id == new.pk and memory.valid_until == new.valid_from:
                     continue
                 memory.valid_until, memory.superseded_by_id = new.valid_from, new.pk
                 memory.revision += 1
-                event(memory, EventAction.SUPERSEDED, before, self.batch)
+                action = EventAction.SUPERSEDED
             else:
-                event(memory, EventAction.REJECTED, before, None)
-            if step in ("merge", "supersede") and memory.pk in current:
+                # The row stays as it was, and undoing the run leaves the note.
+                action, batch = EventAction.REJECTED, None
+            if step != "rejected_again":
                 memory.updated_at = now
                 changed[memory.pk] = memory
-        for memory in self._new:
-            memory.fill_search_document()
-        Memory.objects.bulk_create(self._new)
-        if changed:
-            rows = changed.values()
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    self._UPDATE_SQL,
-                    [
-                        [m.pk for m in rows],
-                        [m.confidence for m in rows],
-                        [json.dumps(m.evidence) for m in rows],
-                        [m.revision for m in rows],
-                        [m.updated_at for m in rows],
-                        [m.valid_until for m in rows],
-                        [m.superseded_by_id for m in rows],
-                    ],
+            events.append(
+                _event(
+                    memory,
+                    action,
+                    actor=None,
+                    actor_label=self.actor_label,
+                    before=before,
+                    batch=batch,
                 )
+            )
+        self._update(list(changed.values()))
         MemoryEvent.objects.bulk_create(events)
         return self._new
 
+    def _update(self, rows: list[Memory]) -> None:
+        if not rows:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                self._UPDATE_SQL,
+                [
+                    [m.pk for m in rows],
+                    [m.confidence for m in rows],
+                    [json.dumps(m.evidence) for m in rows],
+                    [m.revision for m in rows],
+                    [m.updated_at for m in rows],
+                    [m.valid_until for m in rows],
+                    [m.superseded_by_id for m in rows],
+                ],
+            )
+
     def _reserve_ids(self) -> None:
-        """Ids for the new memories first, so the events and links written with them can name them."""
+        """Ids for the new memories first, so a pending one can name another it will supersede."""
         if not self._new:
             return
         with connection.cursor() as cursor:
@@ -588,7 +751,7 @@ class MemoryWrites:
                 memory.pk = pk
 
     def _lock_existing(self) -> dict[int, Memory]:
-        new = {id(memory) for memory in self._new}
-        ids = {target.pk for _step, target, _detail in self._steps if id(target) not in new}
+        new = {memory.pk for memory in self._new}
+        ids = {target.pk for _step, target, _detail in self._steps} - new
         locked = Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk")
         return {memory.pk: memory for memory in locked.defer("embedding")}

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from memoryapp.api import api
-from memoryapp.views import health, memory_files, notices, pages, review
+from memoryapp.views import activity, health, memories, memory_files, notices, pages, review
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -48,6 +48,32 @@ urlpatterns = [
         "notices/extraction/<uuid:batch>/undo", notices.notice_undo, name="extraction-notice-undo"
     ),
     path("notices/extraction/dismiss", notices.notice_dismiss, name="extraction-notice-dismiss"),
+    # Memories: the settings page and its actions
+    path("settings/memories", memories.memory_list, name="memory-list"),
+    path("settings/memories/add", memories.memory_add, name="memory-add"),
+    path("settings/memories/bulk", memories.memory_bulk, name="memory-bulk"),
+    path("settings/memories/clear", memories.memory_clear, name="memory-clear"),
+    path("settings/memories/undo", memories.memory_undo, name="memory-undo"),
+    path("settings/memories/settings", memories.memory_settings, name="memory-settings"),
+    path("settings/memories/<int:memory_id>/edit", memories.memory_edit, name="memory-edit"),
+    path("settings/memories/<int:memory_id>/delete", memories.memory_delete, name="memory-delete"),
+    path(
+        "settings/memories/<int:memory_id>/restore", memories.memory_restore, name="memory-restore"
+    ),
+    path("settings/memories/<int:memory_id>/pin", memories.memory_pin, name="memory-pin"),
+    path("settings/memories/<int:memory_id>/review", memories.memory_review, name="memory-review"),
+    path(
+        "settings/memories/<int:memory_id>/history", memories.memory_history, name="memory-history"
+    ),
+    path(
+        "settings/memories/<int:memory_id>/evidence",
+        memories.memory_evidence,
+        name="memory-evidence",
+    ),
+    # A project's shared memories (their actions are the settings page's) and its activity
+    path("projects/<slug:slug>/memories", memories.project_memory_list, name="project-memories"),
+    path("projects/<slug:slug>/activity", activity.project_activity, name="project-activity"),
+    path("i18n/", include("django.conf.urls.i18n")),
     # JSON API
     path("api/v1/", api.urls),
     re_path(r"^api/v1/.*$", pages.api_not_found),

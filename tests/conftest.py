@@ -64,6 +64,19 @@ def project(team: Team) -> Project:
     return Project.objects.create(team=team, name="Track Survey")
 
 
+@pytest.fixture
+def adam(team: Team) -> Any:
+    """An admin of the team."""
+    user = make_user("adam@example.com")
+    Membership.objects.create(team=team, user=user, role=Role.ADMIN)
+    return user
+
+
+@pytest.fixture
+def people(alice: Any, adam: Any, bob: Any, vera: Any, charlie: Any) -> dict[str, Any]:
+    return {"owner": alice, "admin": adam, "member": bob, "viewer": vera, "stranger": charlie}
+
+
 def client_for(user: Any) -> Client:
     client = Client()
     client.force_login(user)

@@ -41,7 +41,9 @@ def test_log_in_with_email_and_password(alice: Any) -> None:
         "/accounts/login/", {"login": "alice@example.com", "password": "correct-horse-battery"}
     )
     assert response.status_code == 302
-    assert "Signed in as alice@example.com" in client.get("/").content.decode()
+    home = client.get("/")
+    assert home.status_code == 302 and home["Location"] == "/settings/memories"
+    assert client.get("/settings/memories").status_code == 200
 
 
 def test_wrong_password_re_renders_the_form_with_an_error(alice: Any) -> None:

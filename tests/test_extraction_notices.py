@@ -92,3 +92,10 @@ def test_faded_this_week_with_a_link_to_restore(alice: Any) -> None:
     html = _render(alice)
     assert "1 memory faded this week." in html
     assert 'href="/settings/memories?state=forgotten"' in html
+
+
+def test_the_settings_page_shows_the_notice_with_its_undo(alice: Any) -> None:
+    run = _extract(alice, "I prefer Vue for the frontend")
+    page = client_for(alice).get("/settings/memories").content.decode()
+    assert "Memory updated" in page and "Prefers Vue for the frontend" in page
+    assert f"/notices/extraction/{run_batch(run.pk)}/undo" in page

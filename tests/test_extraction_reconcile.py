@@ -187,12 +187,14 @@ def test_one_run_merges_supersedes_and_skips_with_events_in_its_batch(alice: Any
     batch = run_batch(run.pk)
     in_batch = MemoryEvent.objects.filter(batch=batch).order_by("id")
     assert [(e.memory_id, e.action) for e in in_batch] == [
-        (duplicate.pk, EventAction.MERGED),
         (react.pk, EventAction.CREATED),
-        (vue.pk, EventAction.SUPERSEDED),
         (tabs.pk, EventAction.CREATED),
+        (duplicate.pk, EventAction.MERGED),
+        (vue.pk, EventAction.SUPERSEDED),
         (tabs.pk, EventAction.MERGED),
     ]
+    created = in_batch.get(memory=tabs, action=EventAction.CREATED)
+    assert (created.after["revision"], created.after["confidence"]) == (1, 0.8)
     merged = in_batch.filter(memory=duplicate).get()
     assert (merged.before["confidence"], merged.after["confidence"]) == (0.6, pytest.approx(0.7))
     assert in_batch.get(memory=vue).after["superseded_by_id"] == react.pk

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -7,6 +8,8 @@ import pytest
 from memoryapp.models import EventAction, Kind, Memory, MemoryEvent, Scope, Status
 from memoryapp.services import (
     MemoryConflict,
+    memories_change_kind,
+    memories_create,
     memories_delete,
     memory_accept,
     memory_create,
@@ -17,6 +20,7 @@ from memoryapp.services import (
     memory_supersede,
     memory_undo_batch,
     memory_update,
+    new_memory,
 )
 
 
@@ -134,13 +138,79 @@ def test_undo_of_a_batch_brings_back_exactly_that_batch(alice: Any) -> None:
 
 
 def test_undo_of_a_created_batch_trashes_what_it_created(alice: Any) -> None:
-    import uuid
-
     batch = uuid.uuid4()
     created = memory_create(owner=alice, content="Imported fact", actor=alice, batch=batch)
     memory_undo_batch(batch=batch, actor=alice)
     created.refresh_from_db()
     assert created.deleted_at is not None
+
+
+def test_undo_puts_back_each_memorys_own_kind_and_content(alice: Any) -> None:
+    tea = memory_create(owner=alice, content="Likes tea", kind=Kind.PREFERENCE, actor=alice)
+    lyon = memory_create(owner=alice, content="Lives in Lyon", kind=Kind.CONTEXT, actor=alice)
+    batch = memories_change_kind(memories=[tea, lyon], kind=Kind.GOAL, actor=alice)
+    edit_batch = uuid.uuid4()
+    memory_update(
+        memory=tea,
+        changes={"content": "Likes green tea", "tags": ["drinks"]},
+        expected_revision=None,
+        actor=alice,
+        batch=edit_batch,
+    )
+    memory_undo_batch(batch=edit_batch, actor=alice)
+    tea.refresh_from_db()
+    assert (tea.content, tea.tags, tea.kind) == ("Likes tea", [], Kind.GOAL)
+    assert Memory.objects.filter(search_vector="green").count() == 0
+    assert Memory.objects.filter(search_vector="tea").get() == tea
+    restored = memory_undo_batch(batch=batch, actor=alice)
+    assert [memory.pk for memory in restored] == [tea.pk, lyon.pk]
+    tea.refresh_from_db()
+    lyon.refresh_from_db()
+    assert (tea.kind, lyon.kind) == (Kind.PREFERENCE, Kind.CONTEXT)
+    assert _events(lyon) == ["created", "edited", "edited"]
+    undo_event = lyon.events.order_by("-id").first()
+    assert undo_event is not None and undo_event.before is not None and undo_event.after is not None
+    assert (undo_event.before["kind"], undo_event.after["kind"]) == (Kind.GOAL, Kind.CONTEXT)
+    assert undo_event.after["revision"] == lyon.revision == 3
+
+
+def test_undo_of_a_clear_all_restores_with_events_in_few_queries(
+    alice: Any, django_assert_max_num_queries: Any
+) -> None:
+    memories_create(
+        memories=[new_memory(owner=alice, content=f"Fact number {n}") for n in range(300)],
+        actor=alice,
+    )
+    batch = memories_delete(memories=Memory.objects.filter(owner=alice), actor=alice)
+    with django_assert_max_num_queries(8):
+        restored = memory_undo_batch(batch=batch, actor=alice)
+    assert len(restored) == 300
+    assert Memory.objects.alive().count() == 300
+    restore_events = MemoryEvent.objects.filter(action=EventAction.RESTORED)
+    assert restore_events.count() == 300
+    assert restore_events.values("batch").distinct().count() == 1
+    assert set(Memory.objects.values_list("revision", flat=True)) == {3}
+
+
+def test_bulk_create_is_searchable_and_records_created_events(alice: Any) -> None:
+    batch = uuid.uuid4()
+    created = memories_create(
+        memories=[
+            new_memory(owner=alice, content="  用户喜欢喝绿茶  ", tags=["Drinks"]),
+            new_memory(owner=alice, content="Deploys on Tuesdays", kind=Kind.LESSON),
+        ],
+        actor=alice,
+        batch=batch,
+    )
+    assert all(memory.pk for memory in created)
+    tea, deploys = (Memory.objects.get(pk=memory.pk) for memory in created)
+    assert (tea.content, tea.tags, deploys.importance) == ("用户喜欢喝绿茶", ["drinks"], 0.85)
+    assert tea.search_document == Memory.objects.get(pk=tea.pk).search_document != ""
+    assert Memory.objects.filter(search_vector="drinks").get() == tea
+    events = MemoryEvent.objects.filter(batch=batch, action=EventAction.CREATED, actor=alice)
+    assert events.count() == 2
+    memory_undo_batch(batch=batch, actor=alice)
+    assert Memory.objects.in_trash().count() == 2
 
 
 def test_project_memory_requires_a_project(alice: Any) -> None:

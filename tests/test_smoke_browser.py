@@ -16,8 +16,9 @@ def test_sign_up_log_out_and_log_in(page: Any, live_server: Any) -> None:
     page.fill("input[name=password1]", "a-long-Pass-phrase-42")
     page.fill("input[name=password2]", "a-long-Pass-phrase-42")
     page.click("form button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    assert "Signed in as newcomer@example.com" in page.content()
+    # Home sends a signed-in person to their memories.
+    page.wait_for_url(f"{live_server.url}/settings/memories")
+    assert "No memories yet" in page.content()
     assert get_user_model().objects.filter(email="newcomer@example.com").exists()
 
     page.click("text=Log out")
@@ -28,6 +29,6 @@ def test_sign_up_log_out_and_log_in(page: Any, live_server: Any) -> None:
     page.fill("input[name=login]", "newcomer@example.com")
     page.fill("input[name=password]", "a-long-Pass-phrase-42")
     page.click("form button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    assert "Nothing here yet" in page.content()
+    page.wait_for_url(f"{live_server.url}/settings/memories")
+    assert "No memories yet" in page.content()
     save_screenshot(page, "home-empty")

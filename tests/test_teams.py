@@ -12,19 +12,6 @@ from accounts.models import Invitation, Membership, Project, Role, Team
 from tests.conftest import client_for, make_user
 
 
-@pytest.fixture
-def adam(team: Team) -> Any:
-    """An admin of the team."""
-    user = make_user("adam@example.com")
-    Membership.objects.create(team=team, user=user, role=Role.ADMIN)
-    return user
-
-
-@pytest.fixture
-def people(alice: Any, adam: Any, bob: Any, vera: Any, charlie: Any) -> dict[str, Any]:
-    return {"owner": alice, "admin": adam, "member": bob, "viewer": vera, "stranger": charlie}
-
-
 def membership_of(user: Any, team: Team) -> Membership:
     return Membership.objects.get(user=user, team=team)
 

@@ -154,7 +154,10 @@ def _writable_project(request: HttpRequest, reference: str | int) -> Project:
     if project is None:
         raise ApiError("NOT_FOUND", f"No project {reference!r} among your teams' projects.")
     if not project.can_write(request.user):
-        raise ApiError("FORBIDDEN", "Viewers cannot add conversations to this project.")
+        raise ApiError(
+            "FORBIDDEN",
+            "Viewers cannot add conversations to this project, nor anyone to an archived one.",
+        )
     return project
 
 

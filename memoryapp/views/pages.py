@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from memoryapp.api.errors import error_response
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("memory-list")
     return render(request, "home.html")
 
 

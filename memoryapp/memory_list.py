@@ -1,0 +1,378 @@
+"""A list of memories with search, filters, state tabs, counts and pages.
+
+The settings page lists everything a user may see; a project's page (later)
+lists one project's memories. Both are a ``MemoryListSource`` (which memories,
+at which URL) read through ``MemoryFilters`` parsed from the query string, so
+a filtered view is a bookmarkable URL and the same templates serve both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Count, F, Q
+from django.http import QueryDict
+from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import Project
+from memoryapp.models import Kind, Memory, MemoryQuerySet, Scope, Status
+from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, tsquery
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+    from django.db.models.expressions import OrderBy
+
+PAGE_SIZE = 20
+# "Load more" goes this far; beyond it, search or filter.
+MAX_PAGES = 50
+MAX_QUERY_LENGTH = 200
+PERSONAL = "personal"
+PROJECT_PREFIX = "project:"
+
+STATES: dict[str, Any] = {
+    "active": _("Active"),
+    "pending": _("Pending review"),
+    "forgotten": _("Forgotten"),
+    "trash": _("Trash"),
+}
+# What each state tab holds; Memory.state names the same four states for one memory.
+STATE_CONDITIONS: dict[str, Q] = {
+    "active": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.ACTIVE),
+    "pending": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.PENDING),
+    "forgotten": Q(deleted_at__isnull=True, forgotten_at__isnull=False),
+    "trash": Q(deleted_at__isnull=False),
+}
+
+_STATE_COUNTS = {
+    state: Count("id", filter=condition) for state, condition in STATE_CONDITIONS.items()
+}
+
+SORTS: dict[str, Any] = {
+    "newest": _("Newest"),
+    "last_used": _("Last used"),
+    "most_used": _("Most used"),
+    "importance": _("Importance"),
+}
+SORT_ORDERS: dict[str, tuple[OrderBy, ...]] = {
+    "newest": (F("created_at").desc(), F("id").desc()),
+    "last_used": (F("last_accessed_at").desc(nulls_last=True), F("id").desc()),
+    "most_used": (F("access_count").desc(), F("id").desc()),
+    "importance": (F("importance").desc(), F("id").desc()),
+}
+
+
+def search_memories(queryset: MemoryQuerySet, text: str) -> MemoryQuerySet:
+    """The memories of ``queryset`` that match what the user typed in the search box.
+
+    Keyword full text over content and tags (English words and CJK bigrams),
+    the last word as a prefix so results follow the typing. This is the one
+    place the list searches: semantic recall can take over here.
+    """
+    query = tsquery(text, prefix=True)
+    if not query:
+        return queryset.none()
+    return queryset.filter(
+        search_vector=SearchQuery(query, search_type="raw", config=SEARCH_CONFIG)
+    )
+
+
+def _highlight_pattern(text: str) -> re.Pattern[str] | None:
+    alternatives: list[str] = []
+    for token in re.findall(r"[^\W_]+", text.lower()):
+        if is_cjk(token):
+            # The whole run first, then its bigrams, which are what matched.
+            pieces = [token] + [token[i : i + 2] for i in range(len(token) - 1)]
+            alternatives.extend(re.escape(piece) for piece in pieces)
+        else:
+            alternatives.append(rf"\b{re.escape(token)}\w*")
+    if not alternatives:
+        return None
+    alternatives.sort(key=len, reverse=True)
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+def mark_matches(text: str, pattern: re.Pattern[str] | None) -> SafeString:
+    """``text`` as HTML with the matches of ``pattern`` wrapped in <mark>.
+
+    The text is cut at the matches first and every piece is escaped, so a match
+    can never fall inside an HTML entity and nothing of the text is ever
+    rendered as markup.
+    """
+    if pattern is None:
+        return escape(text)
+    parts: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        if match.end() == match.start():
+            continue
+        parts.append(escape(text[position : match.start()]))
+        parts.append(f"<mark>{escape(match.group())}</mark>")
+        position = match.end()
+    parts.append(escape(text[position:]))
+    return mark_safe("".join(parts))  # Safe: every piece is escaped above.
+
+
+def highlight(content: str, query: str) -> SafeString:
+    """``content`` as HTML with the words the search ``query`` matched marked."""
+    return mark_matches(content, _highlight_pattern(query) if query else None)
+
+
+def rows_with_details(ids: Sequence[int], user: AbstractBaseUser) -> list[Memory]:
+    """The memories ``ids`` in that order, with their project and whether the user may change them.
+
+    Fetched by primary key after the list query chose the ids: the joins and the
+    access check then touch one page of rows, not every match.
+    """
+    by_id = Memory.objects.select_related("project", "conversation").in_bulk(ids)
+    writable = set(Memory.objects.writable_by(user).filter(pk__in=ids).values_list("pk", flat=True))
+    rows = [by_id[pk] for pk in ids if pk in by_id]
+    for row in rows:
+        row.writable = row.pk in writable  # type: ignore[attr-defined]
+    return rows
+
+
+@dataclass(frozen=True)
+class MemoryListSource:
+    """Which memories a list shows and where it lives."""
+
+    user: AbstractBaseUser
+    # Everything the list may show, in any state.
+    visible: MemoryQuerySet
+    # What "Clear all" moves to the trash.
+    clearable: MemoryQuerySet
+    url: str
+    # Scope filter choices besides "personal"; empty hides the scope filter.
+    projects: Sequence[Project] = ()
+    # The project when the list is one project's shared memories.
+    project: Project | None = None
+    # Whether the user may add, bulk-change and clear here (a project's viewers only read).
+    can_write: bool = True
+
+    @property
+    def writable(self) -> MemoryQuerySet:
+        return self.visible.writable_by(self.user)
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """The list's filters as they appear in the URL: q, kind (repeated), scope, state, sort, page.
+
+    ``memory`` narrows the list to one memory: the activity feed links to it that way.
+    """
+
+    q: str = ""
+    kinds: tuple[str, ...] = ()
+    scope: str = ""
+    state: str = "active"
+    sort: str = "newest"
+    page: int = 1
+    memory: int = 0
+
+    @classmethod
+    def from_query(cls, params: QueryDict, projects: Sequence[Project] = ()) -> MemoryFilters:
+        """Read filters from a query string; anything unknown falls back to its default."""
+        kinds = tuple(dict.fromkeys(k for k in params.getlist("kind") if k in Kind.values))
+        scopes = {PERSONAL} | {PROJECT_PREFIX + project.slug for project in projects}
+        scope = params.get("scope", "")
+        state = params.get("state", "")
+        sort = params.get("sort", "")
+        try:
+            page = min(max(int(params.get("page", "1")), 1), MAX_PAGES)
+        except ValueError:
+            page = 1
+        memory = params.get("memory", "")
+        return cls(
+            q=" ".join(params.get("q", "").split())[:MAX_QUERY_LENGTH],
+            kinds=kinds,
+            scope=scope if scope in scopes else "",
+            state=state if state in STATES else "active",
+            sort=sort if sort in SORTS else "newest",
+            page=page,
+            memory=int(memory) if memory.isdigit() and len(memory) < 19 else 0,
+        )
+
+    @classmethod
+    def from_url(cls, url: str, projects: Sequence[Project] = ()) -> MemoryFilters:
+        query = url.split("?", 1)[1] if "?" in url else ""
+        return cls.from_query(QueryDict(query), projects)
+
+    def querystring(self, **changes: Any) -> str:
+        """The query string of these filters with ``changes``, defaults left out."""
+        filters = replace(self, **changes)
+        params = QueryDict(mutable=True)
+        if filters.q:
+            params["q"] = filters.q
+        params.setlist("kind", list(filters.kinds))
+        for name, default in (("scope", ""), ("state", "active"), ("sort", "newest")):
+            value = getattr(filters, name)
+            if value != default:
+                params[name] = value
+        if filters.memory:
+            params["memory"] = str(filters.memory)
+        if filters.page > 1:
+            params["page"] = str(filters.page)
+        return params.urlencode()
+
+    @property
+    def is_narrowed(self) -> bool:
+        """Whether search, kind, scope or a single memory hide some of the memories."""
+        return bool(self.q or self.kinds or self.scope or self.memory)
+
+    def apply(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
+        """Search, kind and scope; the state is a tab, applied apart so every tab has a count."""
+        if self.memory:
+            queryset = queryset.filter(pk=self.memory)
+        if self.q:
+            queryset = search_memories(queryset, self.q)
+        if self.kinds:
+            queryset = queryset.filter(kind__in=self.kinds)
+        if self.scope == PERSONAL:
+            queryset = queryset.exclude(scope=Scope.PROJECT)
+        elif self.scope.startswith(PROJECT_PREFIX):
+            queryset = queryset.filter(
+                scope=Scope.PROJECT, project__slug=self.scope.removeprefix(PROJECT_PREFIX)
+            )
+        return queryset
+
+    def matching(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
+        """Everything these filters select, in the current state tab."""
+        return self.apply(queryset).filter(STATE_CONDITIONS[self.state])
+
+
+@dataclass
+class Chip:
+    value: str
+    label: Any
+    selected: bool
+    querystring: str
+
+
+@dataclass
+class MemoryListPage:
+    """One rendering of a list; each part is computed only when a template uses it."""
+
+    source: MemoryListSource
+    filters: MemoryFilters
+
+    @cached_property
+    def counts(self) -> dict[str, int]:
+        """How many memories each state tab holds under the current search, kind and scope."""
+        if not self.filters.is_narrowed:
+            return {state: self.summary[state] for state in STATES}
+        return self.filters.apply(self.source.visible).aggregate(**_STATE_COUNTS)
+
+    @property
+    def is_empty_everywhere(self) -> bool:
+        """No memory at all yet, in any state (rather than none matching the filters)."""
+        return not self.filters.is_narrowed and not any(self.counts.values())
+
+    @property
+    def total(self) -> int:
+        return self.counts[self.filters.state]
+
+    @cached_property
+    def rows(self) -> list[Memory]:
+        """Pages 1..page on a full render; the "load more" fragment asks for one page."""
+        ordered = self.filters.matching(self.source.visible).order_by(
+            *SORT_ORDERS[self.filters.sort]
+        )
+        ids = list(ordered.values_list("pk", flat=True)[: self.filters.page * PAGE_SIZE])
+        return rows_with_details(ids, self.source.user)
+
+    @property
+    def page_rows(self) -> list[Memory]:
+        return self.rows[(self.filters.page - 1) * PAGE_SIZE :]
+
+    @property
+    def shown(self) -> int:
+        return len(self.rows)
+
+    @property
+    def has_more(self) -> bool:
+        return self.shown < self.total and self.filters.page < MAX_PAGES
+
+    @property
+    def next_page_querystring(self) -> str:
+        return self.filters.querystring(page=self.filters.page + 1)
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """Totals by kind of the active memories, every state, forgotten this week.
+
+        One pass grouped by kind: a handful of rows to add up instead of a
+        dozen filtered counts over every memory.
+        """
+        week_ago = timezone.now() - timedelta(days=7)
+        per_kind: dict[str, dict[str, Any]] = {
+            row["kind"]: dict(row)
+            for row in self.source.visible.order_by()
+            .values("kind")
+            .annotate(
+                **_STATE_COUNTS,
+                forgotten_this_week=Count(
+                    "id", filter=STATE_CONDITIONS["forgotten"] & Q(forgotten_at__gte=week_ago)
+                ),
+            )
+        }
+        figures: dict[str, Any] = {
+            name: sum(row[name] for row in per_kind.values())
+            for name in (*STATES, "forgotten_this_week")
+        }
+        figures["kinds"] = [
+            {"value": kind, "label": label, "count": per_kind.get(kind, {}).get("active", 0)}
+            for kind, label in Kind.choices
+        ]
+        return figures
+
+    @property
+    def kind_chips(self) -> list[Chip]:
+        chips = [Chip("", _("All"), not self.filters.kinds, self.filters.querystring(kinds=()))]
+        for kind, label in Kind.choices:
+            selected = kind in self.filters.kinds
+            kinds = (
+                tuple(k for k in self.filters.kinds if k != kind)
+                if selected
+                else (
+                    *self.filters.kinds,
+                    kind,
+                )
+            )
+            chips.append(Chip(kind, label, selected, self.filters.querystring(kinds=kinds)))
+        return chips
+
+    @property
+    def state_tabs(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "value": state,
+                "label": label,
+                "count": self.counts[state],
+                "selected": state == self.filters.state,
+                "querystring": self.filters.querystring(state=state),
+            }
+            for state, label in STATES.items()
+        ]
+
+    @property
+    def scope_choices(self) -> list[tuple[str, str]]:
+        return [
+            (PERSONAL, str(_("Personal"))),
+            *((PROJECT_PREFIX + p.slug, p.name) for p in self.source.projects),
+        ]
+
+    @property
+    def sort_choices(self) -> list[tuple[str, Any]]:
+        return list(SORTS.items())
+
+    @property
+    def clear_filters_querystring(self) -> str:
+        return MemoryFilters(state=self.filters.state, sort=self.filters.sort).querystring()
