@@ -14,9 +14,9 @@ relevance = exp(-rate * days unused) * (1 + ln(1 + uses)) * importance, where
 - never touches pinned memories, nor pending, rejected, deleted or already
   forgotten ones.
 
-Each statement updates every memory it concerns at once and writes their
-MemoryEvents with the same statement (INSERT … SELECT from the UPDATE's
-RETURNING). A ForgettingReport per day makes a second pass the same day a
+Each statement updates every memory it concerns in one range of ids at
+once and writes their MemoryEvents with the same statement (INSERT … SELECT
+from the UPDATE's RETURNING); the whole pass is one transaction. A ForgettingReport per day makes a second pass the same day a
 no-op.
 """
 
@@ -56,10 +56,14 @@ def _snapshot(alias: str) -> str:
         'superseded_by_id', {alias}.superseded_by_id, 'revision', {alias}.revision)"""
 
 
+# In double precision: EXTRACT returns numeric, and exp() of a numeric over a million rows
+# costs several times the rest of the selection.
 _DAYS_UNUSED = (
-    "(EXTRACT(EPOCH FROM (%(now)s - COALESCE(m.last_accessed_at, m.created_at))) / 86400.0)"
+    "(date_part('epoch', %(now)s - COALESCE(m.last_accessed_at, m.created_at)) / 86400.0)"
 )
-_RELEVANCE = f"(exp(-%(rate)s * {_DAYS_UNUSED}) * (1 + ln(1 + m.access_count)) * m.importance)"
+_RELEVANCE = (
+    f"(exp(-%(rate)s::float8 * {_DAYS_UNUSED}) * (1 + ln(1 + m.access_count)) * m.importance)"
+)
 _ELIGIBLE = (
     "m.deleted_at IS NULL AND m.forgotten_at IS NULL AND m.status = 'active' AND NOT m.pinned"
 )
@@ -73,17 +77,24 @@ def _not_since(key: str) -> str:
 _FADE = f"({_RELEVANCE} < %(fade_below)s AND {_not_since('faded_at')})"
 _UNUSED = f"({_DAYS_UNUSED} >= %(unused_days)s AND {_not_since('confidence_lowered_at')})"
 
+# Each statement covers one range of ids, so its join stays small and in memory
+# however many memories there are. The state before a change is the state
+# after it with the changed fields put back: one snapshot is built per row.
+_IN_RANGE = "m.id >= %(first)s AND m.id < %(stop)s"
+
 _FORGET_SQL = f"""
 WITH target AS (
-    SELECT m.id, {_snapshot("m")} AS before FROM {_MEMORY} m WHERE {_ELIGIBLE} AND {_FORGET}
+    SELECT m.id FROM {_MEMORY} m WHERE {_IN_RANGE} AND {_ELIGIBLE} AND {_FORGET}
 ), changed AS (
     UPDATE {_MEMORY} m
     SET forgotten_at = %(now)s, revision = m.revision + 1, updated_at = %(now)s
-    FROM target WHERE m.id = target.id
-    RETURNING m.id, m.kind, target.before, {_snapshot("m")} AS after
+    FROM target WHERE m.id = target.id AND {_IN_RANGE}
+    RETURNING m.id, m.kind, m.revision, {_snapshot("m")} AS after
 ), events AS (
     INSERT INTO {_EVENT} (memory_id, action, actor_label, before, after, batch, created_at)
-    SELECT id, '{EventAction.FORGOTTEN}', '{ACTOR_LABEL}', before, after, %(batch)s, %(now)s
+    SELECT id, '{EventAction.FORGOTTEN}', '{ACTOR_LABEL}',
+           after || jsonb_build_object('forgotten_at', NULL, 'revision', revision - 1),
+           after, %(batch)s, %(now)s
     FROM changed
 )
 SELECT kind, count(*), 0 FROM changed GROUP BY kind
@@ -91,8 +102,8 @@ SELECT kind, count(*), 0 FROM changed GROUP BY kind
 
 _DECAY_SQL = f"""
 WITH target AS (
-    SELECT m.id, {_snapshot("m")} AS before, {_FADE} AS fade, {_UNUSED} AS unused
-    FROM {_MEMORY} m WHERE {_ELIGIBLE} AND ({_FADE} OR {_UNUSED})
+    SELECT m.id, m.importance, m.confidence, {_FADE} AS fade, {_UNUSED} AS unused
+    FROM {_MEMORY} m WHERE {_IN_RANGE} AND {_ELIGIBLE} AND ({_FADE} OR {_UNUSED})
 ), changed AS (
     UPDATE {_MEMORY} m
     SET importance = CASE WHEN target.fade
@@ -106,11 +117,16 @@ WITH target AS (
                 THEN jsonb_build_object('confidence_lowered_at', %(now)s) ELSE '{{}}'::jsonb END,
         revision = m.revision + 1,
         updated_at = %(now)s
-    FROM target WHERE m.id = target.id
-    RETURNING m.id, m.kind, target.fade, target.unused, target.before, {_snapshot("m")} AS after
+    FROM target WHERE m.id = target.id AND {_IN_RANGE}
+    RETURNING m.id, m.kind, m.revision, target.fade, target.unused,
+              target.importance AS importance_before, target.confidence AS confidence_before,
+              {_snapshot("m")} AS after
 ), events AS (
     INSERT INTO {_EVENT} (memory_id, action, actor_label, before, after, batch, created_at)
-    SELECT id, '{EventAction.DECAYED}', '{ACTOR_LABEL}', before, after, %(batch)s, %(now)s
+    SELECT id, '{EventAction.DECAYED}', '{ACTOR_LABEL}',
+           after || jsonb_build_object('importance', importance_before,
+                                       'confidence', confidence_before, 'revision', revision - 1),
+           after, %(batch)s, %(now)s
     FROM changed
 )
 SELECT kind, count(*) FILTER (WHERE fade), count(*) FILTER (WHERE unused) FROM changed GROUP BY kind
@@ -123,6 +139,9 @@ SELECT m.kind,
        count(*) FILTER (WHERE NOT {_FORGET} AND {_UNUSED})
 FROM {_MEMORY} m WHERE {_ELIGIBLE} GROUP BY m.kind
 """
+
+# How many ids one pair of statements covers.
+BATCH_IDS = 20_000
 
 OUTCOMES = ("forgotten", "importance_lowered", "confidence_lowered")
 
@@ -178,11 +197,19 @@ def forget(now: datetime | None = None) -> ForgettingReport:
         if not created:
             return report
         parameters = _parameters(now, uuid.uuid4())
+        forgotten: list[tuple[str, int]] = []
+        decayed: list[tuple[str, int, int]] = []
         with connection.cursor() as cursor:
-            cursor.execute(_FORGET_SQL, parameters)
-            forgotten = [(kind, count) for kind, count, _zero in cursor.fetchall()]
-            cursor.execute(_DECAY_SQL, parameters)
-            decayed = cursor.fetchall()
+            # Room for a range's changed rows and their snapshots without spilling to disk.
+            cursor.execute("SET LOCAL work_mem = '64MB'")
+            cursor.execute(f"SELECT min(id), max(id) FROM {_MEMORY}")
+            first, last = cursor.fetchone()
+            for start in range(first or 0, (last or 0) + 1, BATCH_IDS):
+                parameters.update(first=start, stop=start + BATCH_IDS)
+                cursor.execute(_FORGET_SQL, parameters)
+                forgotten += [(kind, count) for kind, count, _zero in cursor.fetchall()]
+                cursor.execute(_DECAY_SQL, parameters)
+                decayed += cursor.fetchall()
         report.counts = _counts(
             {
                 "forgotten": forgotten,

@@ -6,15 +6,16 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
 from accounts.models import Project
-from memoryapp.textsearch import SEARCH_CONFIG, search_document
+from memoryapp.textsearch import search_document
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -126,15 +127,27 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
 class Memory(models.Model):
     """One durable statement about a user or a project."""
 
+    # The owner, project and conversation indexes are the composite ones in Meta, which lead
+    # with these columns: one index less each for every write to maintain.
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories", db_index=False
     )
     scope = models.CharField(max_length=12, choices=Scope.choices, default=Scope.USER)
     project = models.ForeignKey(
-        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="memories"
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="memories",
+        db_index=False,
     )
     conversation = models.ForeignKey(
-        "Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+        "Conversation",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="memories",
+        db_index=False,
     )
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.FACT)
     content = models.TextField()
@@ -160,13 +173,13 @@ class Memory(models.Model):
     revision = models.PositiveIntegerField(default=1)
     embedding = VectorField(dimensions=settings.MEMORY_EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
-    # Words and CJK bigrams of content and tags (see textsearch.py); the vector is generated from it.
+    # Words and CJK bigrams of content and tags (see textsearch.py).
     search_document = models.TextField(blank=True, default="", editable=False)
-    search_vector = models.GeneratedField(
-        expression=SearchVector("search_document", config=SEARCH_CONFIG),
-        output_field=SearchVectorField(),
-        db_persist=True,
-    )
+    # to_tsvector(SEARCH_CONFIG, search_document), set by a database trigger whenever a row is
+    # inserted or its search_document is written (migration 0003). Not a generated column:
+    # PostgreSQL recomputes those on every UPDATE of the row, which made the forgetting pass
+    # re-parse a million documents that had not changed.
+    search_vector = SearchVectorField(null=True, blank=True, editable=False)
 
     objects = MemoryQuerySet.as_manager()
 
@@ -182,6 +195,21 @@ class Memory(models.Model):
             models.Index(fields=["project", "status", "-created_at"], name="memory_project_idx"),
             models.Index(fields=["conversation"], name="memory_conversation_idx"),
             GinIndex(fields=["search_vector"], name="memory_search_idx"),
+            # Reconciliation looks up what a pool already says about a subject.
+            models.Index(
+                F("owner"),
+                F("kind"),
+                KT("metadata__subject"),
+                name="memory_owner_subject_idx",
+                condition=Q(metadata__has_key="subject"),
+            ),
+            models.Index(
+                F("project"),
+                F("kind"),
+                KT("metadata__subject"),
+                name="memory_project_subject_idx",
+                condition=Q(metadata__has_key="subject", project__isnull=False),
+            ),
             GinIndex(fields=["tags"], name="memory_tags_idx"),
             HnswIndex(
                 name="memory_embedding_hnsw",
@@ -214,7 +242,7 @@ class Memory(models.Model):
         super().save(*args, **kwargs)
 
     def refresh_search_document(self) -> None:
-        """What the full-text vector is generated from: content and tags (see textsearch.py)."""
+        """What the full-text vector is computed from (by a trigger): content and tags."""
         self.search_document = search_document(" ".join([self.content, *self.tags]))
 
     @property
@@ -275,7 +303,10 @@ class EventAction(models.TextChoices):
 class MemoryEvent(models.Model):
     """One change to a memory: who or which job made it, and the state before and after."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="events")
+    # Indexed by event_memory_idx, which leads with it.
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="events", db_index=False
+    )
     action = models.CharField(max_length=12, choices=EventAction.choices)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -8,12 +8,13 @@ made it and the state before and after.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -105,7 +106,7 @@ class NewMemory(TypedDict, total=False):
     valid_from: datetime | None
 
 
-def _new_memory(**fields: Unpack[NewMemory]) -> Memory:
+def new_memory(**fields: Unpack[NewMemory]) -> Memory:
     """A new memory, cleaned and with its kind's default importance, not saved yet."""
     kind = fields.get("kind", Kind.FACT)
     scope = fields.get("scope", Scope.USER)
@@ -140,7 +141,7 @@ def memory_create(
     **fields: Unpack[NewMemory],
 ) -> Memory:
     """Save a new memory and its "created" event."""
-    memory = _new_memory(**fields)
+    memory = new_memory(**fields)
     memory.save()
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
@@ -157,7 +158,7 @@ def memories_create(
     actor_label: str = "",
     batch: uuid.UUID | None = None,
 ) -> list[Memory]:
-    """Save many new memories (from ``_new_memory``) and their events in a few INSERTs.
+    """Save many new memories (from ``new_memory``) and their events in a few INSERTs.
 
     Importing thousands of memories must not cost thousands of round trips.
     This is the one place where the ids of a bulk creation are known: whatever
@@ -361,14 +362,18 @@ def memory_merge_evidence(
     """The same statement was found again: more confidence (at most 1.0) and its evidence kept."""
     current = _locked(memory)
     before = current.snapshot()
-    current.confidence = min(1.0, round(current.confidence + confidence_boost, 4))
-    current.evidence = [*current.evidence, evidence]
-    current.revision += 1
+    _merge_evidence_into(current, evidence, confidence_boost)
     current.save(update_fields=["confidence", "evidence", "revision", "updated_at"])
     _record(
         current, EventAction.MERGED, actor=None, actor_label=actor_label, before=before, batch=batch
     )
     return current
+
+
+def _merge_evidence_into(memory: Memory, evidence: dict[str, Any], confidence_boost: float) -> None:
+    memory.confidence = min(1.0, round(memory.confidence + confidence_boost, 4))
+    memory.evidence = [*memory.evidence, evidence]
+    memory.revision += 1
 
 
 def memory_note_rejected_again(*, memory: Memory, actor_label: str) -> MemoryEvent:
@@ -565,7 +570,7 @@ def memories_import(
     batch = uuid.uuid4()
     memories_create(
         memories=[
-            _new_memory(
+            new_memory(
                 owner=owner,
                 content=item.content,
                 kind=item.kind,
@@ -624,3 +629,143 @@ def memories_change_kind(
                 batch=batch,
             )
     return batch
+
+
+class MemoryWrites:
+    """A job's writes to many memories, each recorded as its own MemoryEvent, sent together.
+
+    The services above each take a savepoint, lock one row and send two or
+    three statements, which is right for a person's action on a page. A job
+    that changes several memories at once (an extraction run) queues the same
+    changes here in order; ``save()`` then creates the new ones with
+    ``memories_create``, locks the existing memories the changes touch (in id
+    order, so concurrent jobs cannot deadlock), applies the changes to their
+    current state exactly as the single services would, and writes changed
+    rows and events in two statements. Call it inside the caller's transaction.
+    """
+
+    # The fields merging and superseding change, written from arrays in one statement
+    # (bulk_update's CASE per field and row costs more to build than to run).
+    _UPDATE_SQL = f"""
+        UPDATE {Memory._meta.db_table} m
+        SET confidence = v.confidence, evidence = v.evidence, revision = v.revision,
+            updated_at = v.updated_at, valid_until = v.valid_until,
+            superseded_by_id = v.superseded_by_id
+        FROM unnest(%s::bigint[], %s::float8[], %s::text[]::jsonb[], %s::integer[],
+                    %s::timestamptz[], %s::timestamptz[], %s::bigint[])
+            AS v(id, confidence, evidence, revision, updated_at, valid_until, superseded_by_id)
+        WHERE m.id = v.id
+    """
+
+    def __init__(self, *, actor_label: str, batch: uuid.UUID | None):
+        self.actor_label = actor_label
+        self.batch = batch
+        self._new: list[Memory] = []
+        self._steps: list[tuple[str, Memory, Any]] = []
+
+    def create(self, memory: Memory, *, supersedes: Memory | None = None) -> None:
+        """Save ``memory`` (from ``new_memory``); a pending one names what it will supersede."""
+        self._new.append(memory)
+        self._steps.append(("create", memory, supersedes))
+
+    def merge_evidence(
+        self, memory: Memory, *, evidence: dict[str, Any], confidence_boost: float
+    ) -> None:
+        """As ``memory_merge_evidence``."""
+        self._steps.append(("merge", memory, (evidence, confidence_boost)))
+
+    def supersede(self, *, old: Memory, new: Memory) -> None:
+        """As ``memory_supersede``."""
+        self._steps.append(("supersede", old, new))
+
+    def note_rejected_again(self, memory: Memory) -> None:
+        """As ``memory_note_rejected_again``."""
+        self._steps.append(("rejected_again", memory, None))
+
+    def save(self) -> list[Memory]:
+        """Write everything queued; the new memories, saved."""
+        if not self._steps:
+            return []
+        self._reserve_ids()
+        for step, memory, supersedes in self._steps:
+            if step == "create" and supersedes is not None and memory.status == Status.PENDING:
+                memory.metadata["supersedes"] = supersedes.pk
+        if self._new:
+            memories_create(
+                memories=self._new, actor=None, actor_label=self.actor_label, batch=self.batch
+            )
+        current = self._lock_existing()
+        current.update((memory.pk, memory) for memory in self._new)
+        now = timezone.now()
+        changed: dict[int, Memory] = {}
+        events: list[MemoryEvent] = []
+        for step, target, detail in self._steps:
+            if step == "create":
+                continue
+            memory = current[target.pk]
+            before = memory.snapshot()
+            batch = self.batch
+            if step == "merge":
+                _merge_evidence_into(memory, *detail)
+                action = EventAction.MERGED
+            elif step == "supersede":
+                new = current[detail.pk]
+                if memory.superseded_by_id == new.pk and memory.valid_until == new.valid_from:
+                    continue
+                memory.valid_until, memory.superseded_by_id = new.valid_from, new.pk
+                memory.revision += 1
+                action = EventAction.SUPERSEDED
+            else:
+                # The row stays as it was, and undoing the run leaves the note.
+                action, batch = EventAction.REJECTED, None
+            if step != "rejected_again":
+                memory.updated_at = now
+                changed[memory.pk] = memory
+            events.append(
+                _event(
+                    memory,
+                    action,
+                    actor=None,
+                    actor_label=self.actor_label,
+                    before=before,
+                    batch=batch,
+                )
+            )
+        self._update(list(changed.values()))
+        MemoryEvent.objects.bulk_create(events)
+        return self._new
+
+    def _update(self, rows: list[Memory]) -> None:
+        if not rows:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                self._UPDATE_SQL,
+                [
+                    [m.pk for m in rows],
+                    [m.confidence for m in rows],
+                    [json.dumps(m.evidence) for m in rows],
+                    [m.revision for m in rows],
+                    [m.updated_at for m in rows],
+                    [m.valid_until for m in rows],
+                    [m.superseded_by_id for m in rows],
+                ],
+            )
+
+    def _reserve_ids(self) -> None:
+        """Ids for the new memories first, so a pending one can name another it will supersede."""
+        if not self._new:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [Memory._meta.db_table, len(self._new)],
+            )
+            for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):
+                memory.pk = pk
+
+    def _lock_existing(self) -> dict[int, Memory]:
+        new = {memory.pk for memory in self._new}
+        ids = {target.pk for _step, target, _detail in self._steps} - new
+        locked = Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        return {memory.pk: memory for memory in locked.defer("embedding")}

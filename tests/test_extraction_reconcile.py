@@ -3,13 +3,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import MemorySettings
 from memoryapp.embeddings import get_provider
-from memoryapp.extraction.runs import execute_run, extraction_request
+from memoryapp.extraction.runs import execute_run, extraction_request, run_batch
 from memoryapp.models import EventAction, ExtractionRun, Memory, MemoryEvent, Origin, Scope, Status
-from memoryapp.services import memory_create, memory_review_accept
+from memoryapp.services import memory_create, memory_review_accept, memory_undo_batch
 from tests.extraction_helpers import conversation_with
 
 pytestmark = pytest.mark.django_db
@@ -155,3 +157,84 @@ def test_extracted_memories_record_origin_evidence_and_one_batch(alice: Any) -> 
     batches = set(MemoryEvent.objects.values_list("batch", flat=True))
     assert len(batches) == 1 and run.created == 2
     assert memories[0].created_at <= timezone.now()
+
+
+def test_one_run_merges_supersedes_and_skips_with_events_in_its_batch(alice: Any) -> None:
+    duplicate = memory_create(
+        owner=alice, content="The project uses pytest for tests", kind="fact", confidence=0.6
+    )
+    _extract(conversation_with(alice, ("user", "I prefer Vue for frontend work")))
+    vue = Memory.objects.get(content="Prefers Vue for frontend work")
+    rejected = memory_create(
+        owner=alice, content="Plans to learn Rust", kind="goal", status=Status.REJECTED
+    )
+    conversation = conversation_with(
+        alice,
+        ("user", "We use pytest for tests."),
+        ("user", "I now prefer React."),
+        ("user", "I plan to learn Rust."),
+        ("user", "I prefer tabs over spaces. I prefer tabs over spaces!"),
+    )
+    run = _extract(conversation)
+    assert (run.created, run.merged, run.superseded, run.skipped) == (2, 2, 1, 1)
+    duplicate.refresh_from_db()
+    vue.refresh_from_db()
+    react = Memory.objects.get(content="Prefers React")
+    tabs = Memory.objects.get(content="Prefers tabs over spaces")
+    assert duplicate.confidence == pytest.approx(0.7) and duplicate.revision == 2
+    assert (vue.superseded_by, vue.valid_until) == (react, react.valid_from)
+    assert tabs.confidence == pytest.approx(0.9) and len(tabs.evidence) == 2
+    batch = run_batch(run.pk)
+    in_batch = MemoryEvent.objects.filter(batch=batch).order_by("id")
+    assert [(e.memory_id, e.action) for e in in_batch] == [
+        (react.pk, EventAction.CREATED),
+        (tabs.pk, EventAction.CREATED),
+        (duplicate.pk, EventAction.MERGED),
+        (vue.pk, EventAction.SUPERSEDED),
+        (tabs.pk, EventAction.MERGED),
+    ]
+    created = in_batch.get(memory=tabs, action=EventAction.CREATED)
+    assert (created.after["revision"], created.after["confidence"]) == (1, 0.8)
+    merged = in_batch.filter(memory=duplicate).get()
+    assert (merged.before["confidence"], merged.after["confidence"]) == (0.6, pytest.approx(0.7))
+    assert in_batch.get(memory=vue).after["superseded_by_id"] == react.pk
+    assert rejected.events.first().action == EventAction.REJECTED
+    memory_undo_batch(batch=batch, actor=alice)
+    vue.refresh_from_db()
+    duplicate.refresh_from_db()
+    assert vue.superseded_by is None and duplicate.confidence == pytest.approx(0.6)
+    assert list(Memory.objects.in_effect().order_by("pk")) == [duplicate, vue]
+
+
+def test_a_run_contradicting_itself_keeps_the_last_statement(alice: Any) -> None:
+    MemorySettings.objects.filter(user=alice).update(review_extracted=True)
+    _extract(conversation_with(alice, ("user", "I prefer Vue for frontend. I now prefer React.")))
+    vue, react = Memory.objects.order_by("pk")
+    assert (vue.status, react.status) == (Status.PENDING, Status.PENDING)
+    assert react.metadata["supersedes"] == vue.pk
+    memory_review_accept(memory=react, actor=alice)
+    vue.refresh_from_db()
+    assert vue.superseded_by == react
+
+
+def test_a_run_costs_the_same_queries_for_two_candidates_or_eight(alice: Any) -> None:
+    def queries(*goals: str) -> int:
+        conversation = conversation_with(alice, *[("user", f"I plan to {goal}.") for goal in goals])
+        run = extraction_request(conversation=conversation, trigger="manual")
+        with CaptureQueriesContext(connection) as captured:
+            finished = execute_run(run.pk)
+        assert finished.created == len(goals)
+        return len(captured)
+
+    two = queries("learn Rust", "visit Chengdu in May")
+    eight = queries(
+        "buy a bicycle",
+        "read Dostoevsky",
+        "climb Emei Shan",
+        "study Japanese grammar",
+        "paint the kitchen yellow",
+        "adopt a greyhound",
+        "run a marathon in autumn",
+        "write a compiler",
+    )
+    assert two == eight

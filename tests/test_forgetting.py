@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from memoryapp import forgetting
 from memoryapp.forgetting import forget
 from memoryapp.models import EventAction, ForgettingReport, Memory, MemoryEvent
 from memoryapp.services import memory_create, memory_restore
@@ -134,3 +135,29 @@ def test_the_daily_schedule_exists() -> None:
         Schedule.DAILY,
     )
     assert schedule.next_run > timezone.now()
+
+
+def test_a_pass_in_many_id_ranges_records_exact_before_and_after(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forgetting, "BATCH_IDS", 2)
+    stale = [_memory(alice, 300, kind="fact", content=f"Old fact {i}") for i in range(3)]
+    faded = [_memory(alice, 160, kind="preference", confidence=0.8) for _i in range(3)]
+    fresh = _memory(alice, 1, kind="fact")
+    stale_before = stale[0].snapshot()
+    report = forget()
+    assert report.counts["total"] == {
+        "forgotten": 3,
+        "importance_lowered": 3,
+        "confidence_lowered": 3,
+    }
+    assert all(_after(memory).forgotten_at for memory in stale)
+    assert _after(fresh).revision == 1 and not fresh.events.exclude(action="created").exists()
+    event = MemoryEvent.objects.get(memory=faded[0], action=EventAction.DECAYED)
+    memory = _after(faded[0])
+    assert event.after == memory.snapshot()
+    assert event.before == memory.snapshot() | {"importance": 0.9, "confidence": 0.8, "revision": 1}
+    assert memory.importance == pytest.approx(0.81) and memory.confidence == pytest.approx(0.72)
+    forgotten = MemoryEvent.objects.get(memory=stale[0], action=EventAction.FORGOTTEN)
+    assert forgotten.after == _after(stale[0]).snapshot()
+    assert forgotten.before == stale_before

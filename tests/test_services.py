@@ -20,8 +20,8 @@ from memoryapp.services import (
     memory_supersede,
     memory_undo_batch,
     memory_update,
+    new_memory,
 )
-from memoryapp.services import _new_memory as new_memory
 
 
 def _events(memory: Memory) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.postgres.search import SearchQuery
 
 from memoryapp.models import Memory
-from memoryapp.services import memory_create
+from memoryapp.services import memory_create, memory_set_pinned, memory_update
 from memoryapp.textsearch import SEARCH_CONFIG, search_document, terms, tsquery
 
 
@@ -47,3 +47,27 @@ def test_full_text_finds_english_chinese_and_tags(
     memory_create(owner=alice, content="Prefers dark mode in every editor", actor=alice)
     memory_create(owner=alice, content="Tagged memory", tags=["tag-only"], actor=alice)
     assert _search(query, prefix) == expected
+
+
+def test_search_vector_follows_edits_in_english_and_chinese(alice: Any) -> None:
+    memory = memory_create(owner=alice, content="Prefers dark mode", actor=alice)
+    assert _search("dark") == ["Prefers dark mode"]
+    memory = memory_update(
+        memory=memory,
+        changes={"content": "我喜欢用 Vue 写前端", "tags": ["frontend"]},
+        expected_revision=None,
+        actor=alice,
+    )
+    assert _search("dark") == []
+    assert _search("前端") == _search("frontend") == ["我喜欢用 Vue 写前端"]
+    memory_set_pinned(memory=memory, pinned=True, actor=alice)
+    Memory.objects.filter(pk=memory.pk).update(importance=0.1)
+    assert _search("喜欢") == ["我喜欢用 Vue 写前端"]
+
+
+def test_search_vector_cannot_be_written_apart_from_its_document(alice: Any) -> None:
+    memory = memory_create(owner=alice, content="Uses GDAL for imports", actor=alice)
+    Memory.objects.filter(pk=memory.pk).update(search_vector=None)
+    assert _search("gdal") == ["Uses GDAL for imports"]
+    Memory.objects.filter(pk=memory.pk).update(search_document="项目 使用")
+    assert _search("gdal") == [] and _search("项目") == ["Uses GDAL for imports"]

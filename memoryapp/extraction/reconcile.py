@@ -15,31 +15,33 @@ same project:
 
 Callers run this inside one transaction with the run, so a run's changes
 are all there or none are.
+
+A run's candidates are looked up together: one query finds, for every
+candidate of a pool, the memories sharing its rarest words and those about
+the same subject; one more finds vector neighbours for the candidates still
+unmatched. The decisions are then made in order in Python, seeing what the
+earlier candidates of the run created and superseded, and all writes go out
+together through ``MemoryWrites``.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Q, QuerySet
-from pgvector.django import CosineDistance
+from pgvector.django import VectorField
 
 from accounts.models import Project
 from memoryapp.embeddings import get_provider
 from memoryapp.extraction import Candidate
 from memoryapp.models import Conversation, Memory, Origin, Scope, Status
-from memoryapp.services import (
-    memory_create,
-    memory_merge_evidence,
-    memory_note_rejected_again,
-    memory_supersede,
-)
+from memoryapp.services import MemoryWrites, new_memory
 from memoryapp.textsearch import SEARCH_CONFIG, terms
 
 logger = logging.getLogger(__name__)
@@ -52,6 +54,65 @@ _TEXT_MATCH_LIMIT = 50
 EXACT_SEARCH_MAX_ROWS = 2000
 HNSW_EF_SEARCH = 200
 
+_MEMORY = Memory._meta.db_table
+_COLUMNS = (
+    "m.id, m.content, m.kind, m.status, m.metadata->>'subject', m.metadata->>'value', m.created_at"
+)
+_POOLS = {
+    Scope.USER: "m.scope = 'user' AND m.owner_id = %(pool)s",
+    Scope.PROJECT: "m.scope = 'project' AND m.project_id = %(pool)s",
+}
+# Alive, in the pool, and either rejected or still current.
+_CANDIDATE_ROWS = (
+    "m.deleted_at IS NULL AND m.forgotten_at IS NULL AND {pool}"
+    " AND (m.status = 'rejected' OR (m.valid_until IS NULL AND m.superseded_by_id IS NULL))"
+)
+_WORDS_AND_SUBJECTS_SQL = f"""
+SELECT c.i, found.* FROM unnest(%(queries)s::text[], %(kinds)s::text[], %(subjects)s::text[])
+    WITH ORDINALITY AS c(query, kind, subject, i)
+CROSS JOIN LATERAL (
+    (SELECT {_COLUMNS} FROM {_MEMORY} m
+     WHERE {_CANDIDATE_ROWS} AND c.query <> ''
+       AND m.search_vector @@ to_tsquery('{SEARCH_CONFIG}', c.query)
+     LIMIT {_TEXT_MATCH_LIMIT})
+    UNION
+    (SELECT {_COLUMNS} FROM {_MEMORY} m
+     WHERE {_CANDIDATE_ROWS} AND c.subject <> '' AND m.kind = c.kind
+       AND m.metadata ? 'subject' AND m.metadata->>'subject' = c.subject)
+) found
+"""
+# Sets the HNSW search width for this transaction and counts the pool up to just past the limit.
+_POOL_SIZE_SQL = f"""
+SELECT set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true),
+       (SELECT count(*) FROM (SELECT 1 FROM {_MEMORY} m
+        WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s
+        LIMIT {EXACT_SEARCH_MAX_ROWS + 1}) pool)
+"""
+# A filtered HNSW search returns the nearest rows of every owner and filters
+# afterwards, so over a small pool it can miss; an exact scan of a small pool
+# is fast. Over a large pool an exact scan is slow, and the index (searched
+# wider than usual) finds near-duplicates, which are very close, reliably.
+_EXACT_NEIGHBOURS_SQL = f"""
+SELECT c.i, found.* FROM unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY AS c(v, i)
+CROSS JOIN LATERAL (
+    SELECT {_COLUMNS}, m.embedding <=> c.v AS distance FROM {_MEMORY} m
+    WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s
+      AND (m.embedding <=> c.v) <= %(max_distance)s
+    LIMIT {_TEXT_MATCH_LIMIT}
+) found
+"""
+_INDEXED_NEIGHBOURS_SQL = f"""
+SELECT c.i, found.* FROM unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY AS c(v, i)
+CROSS JOIN LATERAL (
+    SELECT {_COLUMNS}, near.distance FROM (
+        SELECT n.id, n.embedding <=> c.v AS distance FROM {_MEMORY} n
+        WHERE n.embedding_model = %(model)s ORDER BY n.embedding <=> c.v LIMIT {HNSW_EF_SEARCH}
+    ) near JOIN {_MEMORY} m ON m.id = near.id
+    WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s AND near.distance <= %(max_distance)s
+    LIMIT {_TEXT_MATCH_LIMIT}
+) found
+"""
+
 
 @dataclass
 class Tally:
@@ -59,6 +120,43 @@ class Tally:
     merged: int = 0
     superseded: int = 0
     skipped: int = 0
+
+
+@dataclass(eq=False)
+class Known:
+    """A memory as reconciliation sees it: one that exists, or one this run creates."""
+
+    memory: Memory
+    content: str
+    kind: str
+    status: str
+    subject: str
+    value: str
+    created_at: datetime
+    superseded: bool = False
+    words: set[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.words = set(terms(self.content))
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Known:
+        pk, content, kind, status, subject, value, created_at = row[:7]
+        return cls(Memory(pk=pk), content, kind, status, subject or "", value or "", created_at)
+
+    @property
+    def current(self) -> bool:
+        """Still says what is true (or was rejected): what a candidate is compared with."""
+        return self.status == Status.REJECTED or not self.superseded
+
+
+@dataclass
+class Lookup:
+    """What the database holds that may matter to one candidate."""
+
+    by_words: list[Known] = field(default_factory=list)
+    by_subject: list[Known] = field(default_factory=list)
+    by_vector: list[tuple[float, Known]] = field(default_factory=list)
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -93,24 +191,43 @@ class Reconciler:
         self.project: Project | None = (
             project if project is not None and project.can_write(self.owner) else None
         )
+        self.threshold = settings.MEMORY_DUPLICATE_JACCARD
         self.tally = Tally()
-        self._pool_sizes: dict[str, int] = {}
+        self.writes = MemoryWrites(actor_label=ACTOR_LABEL, batch=batch)
+        self._known: dict[int, Known] = {}
+        self._created: dict[str, list[Known]] = defaultdict(list)
 
-    def _pool(self, candidate: Candidate) -> tuple[str, QuerySet[Memory]]:
-        alive = Memory.objects.alive()
+    def _scope(self, candidate: Candidate) -> str:
         if candidate.about_project and self.project is not None:
-            return Scope.PROJECT, alive.filter(scope=Scope.PROJECT, project=self.project)
-        return Scope.USER, alive.filter(scope=Scope.USER, owner=self.owner)
+            return Scope.PROJECT
+        return Scope.USER
+
+    def _pool_parameter(self, scope: str) -> int:
+        return self.project.pk if scope == Scope.PROJECT and self.project else self.owner.pk
 
     def reconcile(self, candidates: list[Candidate]) -> Tally:
+        if not candidates:
+            return self.tally
         vectors = self._embed([candidate.content for candidate in candidates])
-        for candidate, vector in zip(candidates, vectors, strict=True):
-            self._reconcile_one(candidate, vector)
+        lookups = [Lookup() for _candidate in candidates]
+        by_scope: dict[str, list[int]] = defaultdict(list)
+        for index, candidate in enumerate(candidates):
+            by_scope[self._scope(candidate)].append(index)
+        for scope, indexes in by_scope.items():
+            self._find_words_and_subjects(scope, [candidates[i] for i in indexes], indexes, lookups)
+            unmatched = [
+                i
+                for i in indexes
+                if vectors[i] is not None and self._same_in(candidates[i], lookups[i]) is None
+            ]
+            if unmatched:
+                self._find_neighbours(scope, [vectors[i] for i in unmatched], unmatched, lookups)
+        for candidate, lookup in zip(candidates, lookups, strict=True):
+            self._reconcile_one(candidate, lookup)
+        self.writes.save()
         return self.tally
 
     def _embed(self, texts: list[str]) -> list[list[float] | None]:
-        if not texts:
-            return []
         try:
             return list(get_provider().embed(texts))
         except Exception:
@@ -118,31 +235,132 @@ class Reconciler:
             logger.warning("Embedding extraction candidates failed", exc_info=True)
             return [None] * len(texts)
 
-    def _reconcile_one(self, candidate: Candidate, vector: list[float] | None) -> None:
-        scope, pool = self._pool(candidate)
+    def _rows(self, sql: str, scope: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql.replace("{pool}", _POOLS[Scope(scope)]),
+                {"pool": self._pool_parameter(scope), **parameters},
+            )
+            return cursor.fetchall()
+
+    def _known_from(self, row: tuple[Any, ...]) -> Known:
+        """One object per memory, however many candidates found it."""
+        if row[0] not in self._known:
+            self._known[row[0]] = Known.from_row(row)
+        return self._known[row[0]]
+
+    def _find_words_and_subjects(
+        self, scope: str, candidates: list[Candidate], indexes: list[int], lookups: list[Lookup]
+    ) -> None:
+        rows = self._rows(
+            _WORDS_AND_SUBJECTS_SQL,
+            scope,
+            {
+                "queries": [
+                    _prefilter_query(set(terms(c.content)), self.threshold) for c in candidates
+                ],
+                "kinds": [c.kind for c in candidates],
+                "subjects": [c.subject for c in candidates],
+            },
+        )
+        for position, *memory_row in sorted(rows, key=lambda row: (row[0], row[1])):
+            index, candidate = indexes[position - 1], candidates[position - 1]
+            known = self._known_from(tuple(memory_row))
+            if (
+                candidate.subject
+                and known.kind == candidate.kind
+                and known.subject == candidate.subject
+            ):
+                lookups[index].by_subject.append(known)
+            if known.words & set(terms(candidate.content)):
+                lookups[index].by_words.append(known)
+
+    def _find_neighbours(
+        self,
+        scope: str,
+        vectors: list[list[float] | None],
+        indexes: list[int],
+        lookups: list[Lookup],
+    ) -> None:
+        model = get_provider().model_name
+        _set, pool_size = self._rows(_POOL_SIZE_SQL, scope, {"model": model})[0]
+        sql = (
+            _EXACT_NEIGHBOURS_SQL if pool_size <= EXACT_SEARCH_MAX_ROWS else _INDEXED_NEIGHBOURS_SQL
+        )
+        vector_field = VectorField()
+        rows = self._rows(
+            sql,
+            scope,
+            {
+                "vectors": [vector_field.get_prep_value(vector) for vector in vectors],
+                "model": model,
+                "max_distance": 1 - settings.MEMORY_DUPLICATE_COSINE,
+            },
+        )
+        for position, *memory_row, distance in rows:
+            lookups[indexes[position - 1]].by_vector.append(
+                (distance, self._known_from(tuple(memory_row)))
+            )
+
+    def _same_in(self, candidate: Candidate, lookup: Lookup) -> Known | None:
+        """A current memory (or a rejected one) that says what the candidate says."""
+        created = self._created[self._scope(candidate)]
+        candidate_terms = set(terms(candidate.content))
+        best: tuple[float, Known] | None = None
+        for known in [*lookup.by_words, *created]:
+            score = jaccard(candidate_terms, known.words)
+            if known.current and score >= self.threshold and (best is None or score > best[0]):
+                best = (score, known)
+        if best is not None:
+            return best[1]
+        if candidate.subject and candidate.value:
+            for known in [*lookup.by_subject, *created]:
+                if (
+                    known.current
+                    and known.kind == candidate.kind
+                    and known.subject == candidate.subject
+                    and known.value == candidate.value
+                ):
+                    return known
+        close = [(distance, known) for distance, known in lookup.by_vector if known.current]
+        if close:
+            return min(close, key=lambda pair: pair[0])[1]
+        return None
+
+    def _contradicted(self, candidate: Candidate, lookup: Lookup) -> Known | None:
+        if not candidate.subject:
+            return None
+        created = self._created[self._scope(candidate)]
+        found = [
+            known
+            for known in [*lookup.by_subject, *created]
+            if known.status in (Status.ACTIVE, Status.PENDING)
+            and not known.superseded
+            and known.kind == candidate.kind
+            and known.subject == candidate.subject
+            and known.value != candidate.value
+        ]
+        return max(found, key=lambda known: known.created_at, default=None)
+
+    def _reconcile_one(self, candidate: Candidate, lookup: Lookup) -> None:
         evidence = candidate.evidence(conversation_id=self.conversation.pk, run_id=self.run_id)
-        same = self._same_statement(candidate, scope, pool, vector)
+        same = self._same_in(candidate, lookup)
         if same is not None and same.status == Status.REJECTED:
-            memory_note_rejected_again(memory=same, actor_label=ACTOR_LABEL)
+            self.writes.note_rejected_again(same.memory)
             self.tally.skipped += 1
             return
         if same is not None:
-            memory_merge_evidence(
-                memory=same,
-                evidence=evidence,
-                confidence_boost=CONFIDENCE_BOOST,
-                actor_label=ACTOR_LABEL,
-                batch=self.batch,
+            self.writes.merge_evidence(
+                same.memory, evidence=evidence, confidence_boost=CONFIDENCE_BOOST
             )
             self.tally.merged += 1
             return
-        contradicted = self._contradicted(candidate, pool)
+        contradicted = self._contradicted(candidate, lookup)
+        scope = self._scope(candidate)
         metadata: dict[str, Any] = {"run": self.run_id}
         if candidate.subject:
             metadata.update(subject=candidate.subject, value=candidate.value)
-        if contradicted is not None and self.status == Status.PENDING:
-            metadata["supersedes"] = contradicted.pk
-        memory = memory_create(
+        memory = new_memory(
             owner=self.owner,
             content=candidate.content,
             kind=candidate.kind,
@@ -155,98 +373,20 @@ class Reconciler:
             status=self.status,
             evidence=[evidence],
             metadata=metadata,
-            actor_label=ACTOR_LABEL,
-            batch=self.batch,
         )
+        self.writes.create(memory, supersedes=contradicted.memory if contradicted else None)
+        created = Known(
+            memory,
+            memory.content,
+            memory.kind,
+            memory.status,
+            candidate.subject,
+            candidate.value,
+            memory.created_at,
+        )
+        self._created[scope].append(created)
         self.tally.created += 1
         if contradicted is not None and self.status == Status.ACTIVE:
-            memory_supersede(
-                old=contradicted, new=memory, actor=None, actor_label=ACTOR_LABEL, batch=self.batch
-            )
+            self.writes.supersede(old=contradicted.memory, new=memory)
+            contradicted.superseded = True
             self.tally.superseded += 1
-
-    def _nearest(
-        self, scope_key: str, current: QuerySet[Memory], vector: list[float]
-    ) -> QuerySet[Memory]:
-        """Where to look for vector neighbours: the whole pool when small, else the HNSW index.
-
-        A filtered HNSW search returns the nearest rows of every owner and
-        filters afterwards, so over a small pool it can miss; an exact scan
-        of a small pool is fast. Over a large pool an exact scan is slow, and
-        the index (searched wider than usual) finds near-duplicates, which are
-        very close, reliably.
-        """
-        model = get_provider().model_name
-        embedded = current.filter(embedding_model=model)
-        if scope_key not in self._pool_sizes:
-            self._pool_sizes[scope_key] = embedded.count()
-        if self._pool_sizes[scope_key] <= EXACT_SEARCH_MAX_ROWS:
-            return embedded
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.ef_search = %s", [HNSW_EF_SEARCH])
-        nearest = (
-            Memory.objects.filter(embedding_model=model)
-            .order_by(CosineDistance("embedding", vector))
-            .values("pk")[:HNSW_EF_SEARCH]
-        )
-        return embedded.filter(pk__in=nearest)
-
-    def _same_statement(
-        self,
-        candidate: Candidate,
-        scope_key: str,
-        pool: QuerySet[Memory],
-        vector: list[float] | None,
-    ) -> Memory | None:
-        """A current memory (or a rejected one) that says what the candidate says."""
-        current = pool.filter(
-            Q(status=Status.REJECTED) | Q(valid_until__isnull=True, superseded_by__isnull=True)
-        )
-        candidate_terms = set(terms(candidate.content))
-        if candidate_terms:
-            threshold = settings.MEMORY_DUPLICATE_JACCARD
-            query = SearchQuery(
-                _prefilter_query(candidate_terms, threshold),
-                search_type="raw",
-                config=SEARCH_CONFIG,
-            )
-            best: tuple[float, Memory] | None = None
-            for memory in current.filter(search_vector=query)[:_TEXT_MATCH_LIMIT]:
-                score = jaccard(candidate_terms, set(terms(memory.content)))
-                if score >= threshold and (best is None or score > best[0]):
-                    best = (score, memory)
-            if best is not None:
-                return best[1]
-        if candidate.subject and candidate.value:
-            same_subject = current.filter(
-                kind=candidate.kind,
-                metadata__subject=candidate.subject,
-                metadata__value=candidate.value,
-            ).first()
-            if same_subject is not None:
-                return same_subject
-        if vector is not None:
-            close = list(
-                self._nearest(scope_key, current, vector)
-                .annotate(distance=CosineDistance("embedding", vector))
-                .filter(distance__lte=1 - settings.MEMORY_DUPLICATE_COSINE)[:_TEXT_MATCH_LIMIT]
-            )
-            if close:
-                return min(close, key=lambda memory: memory.distance)
-        return None
-
-    def _contradicted(self, candidate: Candidate, pool: QuerySet[Memory]) -> Memory | None:
-        if not candidate.subject:
-            return None
-        return (
-            pool.filter(
-                kind=candidate.kind,
-                status__in=[Status.ACTIVE, Status.PENDING],
-                valid_until__isnull=True,
-                superseded_by__isnull=True,
-                metadata__subject=candidate.subject,
-            )
-            .exclude(metadata__value=candidate.value)
-            .order_by("-created_at")
-            .first()
-        )
