@@ -98,11 +98,20 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
     def forgotten(self) -> MemoryQuerySet:
         return self.filter(deleted_at__isnull=True, forgotten_at__isnull=False)
 
-    def visible_to(self, user: AbstractBaseUser | AnonymousUser) -> MemoryQuerySet:
-        """The user's personal and conversation memories, and their projects' memories."""
+    def visible_to(
+        self, user: AbstractBaseUser | AnonymousUser, *, resolve_projects: bool = False
+    ) -> MemoryQuerySet:
+        """The user's personal and conversation memories, and their projects' memories.
+
+        ``resolve_projects`` reads the user's project ids first (one small query)
+        and filters by those literal ids: with a subquery PostgreSQL cannot use
+        the project index and scans a whole index instead (hot paths: recall).
+        """
         if not user.is_authenticated:
             return self.none()
-        project_ids = Project.objects.for_member(user).values("id")
+        project_ids: Any = Project.objects.for_member(user).values("id")
+        if resolve_projects:
+            project_ids = [row["id"] for row in project_ids]
         return self.filter(
             Q(scope__in=[Scope.USER, Scope.CONVERSATION], owner=user)
             | Q(scope=Scope.PROJECT, project_id__in=project_ids)

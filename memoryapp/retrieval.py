@@ -21,6 +21,7 @@ the stored vectors) recall is keyword-only and says why in ``degraded``.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -53,8 +54,14 @@ if TYPE_CHECKING:
 RRF_K = 60
 # Candidate sets up to this size are ranked by exact vector distance; larger ones use HNSW.
 EXACT_VECTOR_LIMIT = 20_000
+# The planner's estimate alone sends a candidate set this many times the limit to HNSW.
+CLEARLY_LARGE = 2
 # pgvector's largest hnsw.ef_search.
 MAX_EF_SEARCH = 1000
+# Through HNSW about this many of the caller's nearest memories are fetched (fusion only
+# needs the top of each list), with this margin on their expected share of the index's rows.
+HNSW_EXPECTED_HITS = 20
+HNSW_SAFETY = 1.25
 RECENCY_HALF_LIFE_DAYS = 30.0
 # Uses at which the "use" part reaches 1.
 FULL_USE_COUNT = 100
@@ -145,7 +152,7 @@ def candidates(
     """
     memories = (
         base_queryset if base_queryset is not None else Memory.objects.in_effect(as_of)
-    ).visible_to(user)
+    ).visible_to(user, resolve_projects=True)
     if conversation is not None:
         memories = memories.filter(~Q(scope=Scope.CONVERSATION) | Q(conversation=conversation))
     elif not all_conversations:
@@ -229,10 +236,24 @@ def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
     return memories.filter(embedding_model=model_name, embedding__isnull=False)
 
 
+def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
+    """The planner's estimate of the rows ``queryset`` returns (planning only, no scan)."""
+    plan = queryset.explain(format="json")
+    return int(json.loads(plan)[0]["Plan"]["Plan Rows"])
+
+
 def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
-    """("exact", size) for a small candidate set, ("hnsw", a lower bound of its size) otherwise."""
+    """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
+
+    The planner's estimate decides first: counting a big user's candidates
+    costs more than ranking them. A set it guesses is not clearly large is
+    counted (up to the limit), so a small user is never sent to the index.
+    """
+    estimate = estimated_rows(embedded.values("pk"))
+    if estimate > CLEARLY_LARGE * EXACT_VECTOR_LIMIT:
+        return "hnsw", estimate
     size = embedded.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
-    return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), size
+    return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), max(size, estimate)
 
 
 def exact_nearest_sql(
@@ -250,8 +271,10 @@ def exact_nearest_sql(
 
 
 def hnsw_ef_search(limit: int, size: int) -> int:
-    """Enough of the index's nearest rows that ``limit`` of them are likely the caller's."""
-    return min(MAX_EF_SEARCH, max(limit * 2, math.ceil(4 * limit * _table_rows() / size)))
+    """Enough of the index's nearest rows that HNSW_EXPECTED_HITS (at most ``limit``) of them
+    are likely the caller's: the index's cost grows with ef_search."""
+    wanted = min(limit, HNSW_EXPECTED_HITS)
+    return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * _table_rows() / size)))
 
 
 def hnsw_nearest(
