@@ -37,7 +37,15 @@ from django.utils import timezone
 
 from accounts.models import MemorySettings, Project
 from memoryapp.models import AccessLog, Conversation, Kind, Memory, MemoryQuerySet, Scope
-from memoryapp.retrieval import SCORING_FIELDS, ScoredMemory, candidates, load, rank, scored
+from memoryapp.retrieval import (
+    SCORING_FIELDS,
+    ScoredMemory,
+    access_lexemes,
+    candidates,
+    load,
+    rank,
+    scored,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -285,7 +293,7 @@ def _build(
     pool = chat_pool(
         user, project=request.project, conversation=request.conversation, as_of=request.as_of
     )
-    ranking = rank(pool, request.query, depth=max(request.limit, 40))
+    ranking = rank(pool, request.query, depth=max(request.limit, 40), access=access_lexemes(user))
     pinned_ids = list(pool.filter(pinned=True).order_by("id").values_list("id", flat=True)[:100])
     now = request.as_of or timezone.now()
     ranked = [

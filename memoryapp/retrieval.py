@@ -30,12 +30,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from accounts.models import Project
 from memoryapp.embeddings import (
     FIX_COMMAND,
     EmbeddingError,
@@ -44,7 +46,7 @@ from memoryapp.embeddings import (
     vector_literal,
 )
 from memoryapp.models import Memory, MemoryQuerySet, Scope
-from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, search_document
+from memoryapp.textsearch import ACCESS_DOCUMENT_SQL, SEARCH_CONFIG, is_cjk, search_document
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -78,7 +80,7 @@ MIN_COMMON_ROWS = 1000
 # When every term of a query is that common, the rarest few are searched anyway.
 KEEP_WHEN_ALL_COMMON = 3
 # The keyword search's cost grows with the rows its terms match: it uses the rarest few.
-MAX_QUERY_TERMS = 8
+MAX_QUERY_TERMS = 6
 COMMON_LEXEMES_CACHE_SECONDS = 300.0
 _common_cache: tuple[float, dict[str, float]] | None = None
 
@@ -213,22 +215,47 @@ def _raw_tsquery(text: str) -> str:
     )
 
 
-def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> QuerySet[Any, Any] | None:
-    """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match."""
+def access_lexemes(user: User) -> tuple[str, ...]:
+    """The access lexemes (textsearch.ACCESS_DOCUMENT_SQL) of every memory ``user`` may see:
+    their own, and their projects'."""
+    project_ids = Project.objects.for_member(user).values_list("id", flat=True)
+    return (f"ownerid{user.pk}", *(f"projectid{pk}" for pk in project_ids))
+
+
+def keyword_queryset(
+    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+) -> QuerySet[Any, Any] | None:
+    """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match.
+
+    ``access`` (the caller's access_lexemes) lets the GIN index keep only the
+    caller's rows; ``memories`` still decides exactly what is visible.
+    """
     raw = _raw_tsquery(text)
     if not raw:
         return None
     query = SearchQuery(raw, search_type="raw", config="simple")
+    if access:
+        allowed = " | ".join(f"'{lexeme}'" for lexeme in access)
+        memories = memories.alias(
+            access_document=RawSQL(ACCESS_DOCUMENT_SQL, [], output_field=SearchVectorField())
+        ).filter(
+            access_document=SearchQuery(
+                f"({allowed}) & ({raw})", search_type="raw", config="simple"
+            )
+        )
+    else:
+        memories = memories.filter(search_vector=query)
     return (
-        memories.filter(search_vector=query)
-        .annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))
+        memories.annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))
         .order_by("-rank", "id")
         .values_list("id", "rank")[:limit]
     )
 
 
-def keyword_hits(memories: MemoryQuerySet, text: str, limit: int) -> list[tuple[int, float]]:
-    rows = keyword_queryset(memories, text, limit)
+def keyword_hits(
+    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+) -> list[tuple[int, float]]:
+    rows = keyword_queryset(memories, text, limit, access)
     return [] if rows is None else [(memory_id, float(rank)) for memory_id, rank in rows]
 
 
@@ -370,14 +397,23 @@ class Ranking:
     timings_ms: dict[str, float]
 
 
-def rank(memories: MemoryQuerySet, text: str, *, depth: int, mode: str = "hybrid") -> Ranking:
-    """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists."""
+def rank(
+    memories: MemoryQuerySet,
+    text: str,
+    *,
+    depth: int,
+    mode: str = "hybrid",
+    access: Sequence[str] = (),
+) -> Ranking:
+    """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
+
+    ``access``: the searching user's access_lexemes (faster keyword search for a large user)."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
     keyword: list[tuple[int, float]] = []
     if mode != "vector":
         started = time.perf_counter()
-        keyword = keyword_hits(memories, text, depth)
+        keyword = keyword_hits(memories, text, depth, access)
         timings["keyword_ms"] = _ms_since(started)
         ranked_lists.append([memory_id for memory_id, _rank in keyword])
     vector: list[tuple[int, float]] = []
@@ -488,7 +524,7 @@ def search_memories(
     pool = candidates(
         user, as_of=as_of, conversation=conversation, filters=filters, base_queryset=base_queryset
     )
-    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode)
+    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode, access=access_lexemes(user))
     results = [
         item
         for item in scored(load(ranking.matches), ranking.matches, as_of or timezone.now())
