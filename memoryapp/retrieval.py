@@ -143,6 +143,7 @@ def candidates(
     all_conversations: bool = True,
     filters: Filters = Filters(),
     base_queryset: MemoryQuerySet | None = None,
+    project_ids: Sequence[int] | None = None,
 ) -> MemoryQuerySet:
     """The memories recall may return to ``user``.
 
@@ -154,7 +155,7 @@ def candidates(
     """
     memories = (
         base_queryset if base_queryset is not None else Memory.objects.in_effect(as_of)
-    ).visible_to(user, resolve_projects=True)
+    ).visible_to(user, project_ids=member_project_ids(user) if project_ids is None else project_ids)
     if conversation is not None:
         memories = memories.filter(~Q(scope=Scope.CONVERSATION) | Q(conversation=conversation))
     elif not all_conversations:
@@ -215,10 +216,13 @@ def _raw_tsquery(text: str) -> str:
     )
 
 
-def access_lexemes(user: User) -> tuple[str, ...]:
+def member_project_ids(user: User) -> list[int]:
+    return list(Project.objects.for_member(user).values_list("id", flat=True))
+
+
+def access_lexemes(user: User, project_ids: Sequence[int]) -> tuple[str, ...]:
     """The access lexemes (textsearch.ACCESS_DOCUMENT_SQL) of every memory ``user`` may see:
-    their own, and their projects'."""
-    project_ids = Project.objects.for_member(user).values_list("id", flat=True)
+    their own, and their projects' (``member_project_ids``)."""
     return (f"ownerid{user.pk}", *(f"projectid{pk}" for pk in project_ids))
 
 
@@ -521,10 +525,17 @@ def search_memories(
     (used to measure each). Memories scoring under ``min_score`` are dropped.
     """
     started = time.perf_counter()
+    project_ids = member_project_ids(user)
     pool = candidates(
-        user, as_of=as_of, conversation=conversation, filters=filters, base_queryset=base_queryset
+        user,
+        as_of=as_of,
+        conversation=conversation,
+        filters=filters,
+        base_queryset=base_queryset,
+        project_ids=project_ids,
     )
-    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode, access=access_lexemes(user))
+    access = access_lexemes(user, project_ids)
+    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode, access=access)
     results = [
         item
         for item in scored(load(ranking.matches), ranking.matches, as_of or timezone.now())
