@@ -80,7 +80,7 @@ MIN_COMMON_ROWS = 1000
 # When every term of a query is that common, the rarest few are searched anyway.
 KEEP_WHEN_ALL_COMMON = 3
 # The keyword search's cost grows with the rows its terms match: it uses the rarest few.
-MAX_QUERY_TERMS = 6
+MAX_QUERY_TERMS = 8
 COMMON_LEXEMES_CACHE_SECONDS = 300.0
 _common_cache: tuple[float, dict[str, float]] | None = None
 
