@@ -37,7 +37,16 @@ from django.utils import timezone
 
 from accounts.models import MemorySettings, Project
 from memoryapp.models import AccessLog, Conversation, Kind, Memory, MemoryQuerySet, Scope
-from memoryapp.retrieval import SCORING_FIELDS, ScoredMemory, candidates, load, rank, scored
+from memoryapp.retrieval import (
+    SCORING_FIELDS,
+    ScoredMemory,
+    access_lexemes,
+    candidates,
+    load,
+    member_project_ids,
+    rank,
+    scored,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -179,12 +188,19 @@ def chat_pool(
     project: Project | None,
     conversation: Conversation | None,
     as_of: datetime | None = None,
+    project_ids: Sequence[int] | None = None,
 ) -> MemoryQuerySet:
     """What a chat may be given: personal memories, the named project's, the named conversation's.
 
     A project's memories are injected only into chats that name the project.
     """
-    pool = candidates(user, as_of=as_of, conversation=conversation, all_conversations=False)
+    pool = candidates(
+        user,
+        as_of=as_of,
+        conversation=conversation,
+        all_conversations=False,
+        project_ids=project_ids,
+    )
     if project is None:
         return pool.exclude(scope=Scope.PROJECT)
     return pool.filter(~Q(scope=Scope.PROJECT) | Q(project=project))
@@ -282,10 +298,16 @@ def _build(
             reason="temporary_conversation",
             message="This is a temporary (private) conversation: no memory is injected.",
         )
+    project_ids = member_project_ids(user)
     pool = chat_pool(
-        user, project=request.project, conversation=request.conversation, as_of=request.as_of
+        user,
+        project=request.project,
+        conversation=request.conversation,
+        as_of=request.as_of,
+        project_ids=project_ids,
     )
-    ranking = rank(pool, request.query, depth=max(request.limit, 40))
+    access = access_lexemes(user, project_ids)
+    ranking = rank(pool, request.query, depth=max(request.limit, 40), access=access)
     pinned_ids = list(pool.filter(pinned=True).order_by("id").values_list("id", flat=True)[:100])
     now = request.as_of or timezone.now()
     ranked = [

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -98,11 +99,19 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
     def forgotten(self) -> MemoryQuerySet:
         return self.filter(deleted_at__isnull=True, forgotten_at__isnull=False)
 
-    def visible_to(self, user: AbstractBaseUser | AnonymousUser) -> MemoryQuerySet:
-        """The user's personal and conversation memories, and their projects' memories."""
+    def visible_to(
+        self, user: AbstractBaseUser | AnonymousUser, *, project_ids: Sequence[int] | None = None
+    ) -> MemoryQuerySet:
+        """The user's personal and conversation memories, and their projects' memories.
+
+        ``project_ids``: the user's projects, already read (recall does). Literal
+        ids let PostgreSQL use the project index; with the default subquery it
+        scans a whole index instead.
+        """
         if not user.is_authenticated:
             return self.none()
-        project_ids = Project.objects.for_member(user).values("id")
+        if project_ids is None:
+            project_ids = Project.objects.for_member(user).values("id")  # type: ignore[assignment]
         return self.filter(
             Q(scope__in=[Scope.USER, Scope.CONVERSATION], owner=user)
             | Q(scope=Scope.PROJECT, project_id__in=project_ids)
@@ -211,6 +220,13 @@ class Memory(models.Model):
                 condition=Q(metadata__has_key="subject", project__isnull=False),
             ),
             GinIndex(fields=["tags"], name="memory_tags_idx"),
+            # Pinned memories are always injected: found without reading a big user's rows.
+            models.Index(
+                fields=["owner", "id"], name="memory_owner_pinned_idx", condition=Q(pinned=True)
+            ),
+            models.Index(
+                fields=["project", "id"], name="memory_project_pinned_idx", condition=Q(pinned=True)
+            ),
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],

@@ -21,6 +21,7 @@ the stored vectors) recall is keyword-only and says why in ``degraded``.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -29,12 +30,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from accounts.models import Project
 from memoryapp.embeddings import (
     FIX_COMMAND,
     EmbeddingError,
@@ -43,7 +46,7 @@ from memoryapp.embeddings import (
     vector_literal,
 )
 from memoryapp.models import Memory, MemoryQuerySet, Scope
-from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, search_document
+from memoryapp.textsearch import ACCESS_DOCUMENT_SQL, SEARCH_CONFIG, is_cjk, search_document
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -53,8 +56,14 @@ if TYPE_CHECKING:
 RRF_K = 60
 # Candidate sets up to this size are ranked by exact vector distance; larger ones use HNSW.
 EXACT_VECTOR_LIMIT = 20_000
+# The planner's estimate alone sends a candidate set this many times the limit to HNSW.
+CLEARLY_LARGE = 2
 # pgvector's largest hnsw.ef_search.
 MAX_EF_SEARCH = 1000
+# Through HNSW about this many of the caller's nearest memories are fetched (fusion only
+# needs the top of each list), with this margin on their expected share of the index's rows.
+HNSW_EXPECTED_HITS = 20
+HNSW_SAFETY = 1.25
 RECENCY_HALF_LIFE_DAYS = 30.0
 # Uses at which the "use" part reaches 1.
 FULL_USE_COUNT = 100
@@ -134,6 +143,7 @@ def candidates(
     all_conversations: bool = True,
     filters: Filters = Filters(),
     base_queryset: MemoryQuerySet | None = None,
+    project_ids: Sequence[int] | None = None,
 ) -> MemoryQuerySet:
     """The memories recall may return to ``user``.
 
@@ -145,7 +155,7 @@ def candidates(
     """
     memories = (
         base_queryset if base_queryset is not None else Memory.objects.in_effect(as_of)
-    ).visible_to(user)
+    ).visible_to(user, project_ids=member_project_ids(user) if project_ids is None else project_ids)
     if conversation is not None:
         memories = memories.filter(~Q(scope=Scope.CONVERSATION) | Q(conversation=conversation))
     elif not all_conversations:
@@ -206,22 +216,50 @@ def _raw_tsquery(text: str) -> str:
     )
 
 
-def keyword_queryset(memories: MemoryQuerySet, text: str, limit: int) -> QuerySet[Any, Any] | None:
-    """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match."""
+def member_project_ids(user: User) -> list[int]:
+    return list(Project.objects.for_member(user).values_list("id", flat=True))
+
+
+def access_lexemes(user: User, project_ids: Sequence[int]) -> tuple[str, ...]:
+    """The access lexemes (textsearch.ACCESS_DOCUMENT_SQL) of every memory ``user`` may see:
+    their own, and their projects' (``member_project_ids``)."""
+    return (f"ownerid{user.pk}", *(f"projectid{pk}" for pk in project_ids))
+
+
+def keyword_queryset(
+    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+) -> QuerySet[Any, Any] | None:
+    """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match.
+
+    ``access`` (the caller's access_lexemes) lets the GIN index keep only the
+    caller's rows; ``memories`` still decides exactly what is visible.
+    """
     raw = _raw_tsquery(text)
     if not raw:
         return None
     query = SearchQuery(raw, search_type="raw", config="simple")
+    if access:
+        allowed = " | ".join(f"'{lexeme}'" for lexeme in access)
+        memories = memories.alias(
+            access_document=RawSQL(ACCESS_DOCUMENT_SQL, [], output_field=SearchVectorField())
+        ).filter(
+            access_document=SearchQuery(
+                f"({allowed}) & ({raw})", search_type="raw", config="simple"
+            )
+        )
+    else:
+        memories = memories.filter(search_vector=query)
     return (
-        memories.filter(search_vector=query)
-        .annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))
+        memories.annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))
         .order_by("-rank", "id")
         .values_list("id", "rank")[:limit]
     )
 
 
-def keyword_hits(memories: MemoryQuerySet, text: str, limit: int) -> list[tuple[int, float]]:
-    rows = keyword_queryset(memories, text, limit)
+def keyword_hits(
+    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+) -> list[tuple[int, float]]:
+    rows = keyword_queryset(memories, text, limit, access)
     return [] if rows is None else [(memory_id, float(rank)) for memory_id, rank in rows]
 
 
@@ -229,10 +267,24 @@ def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
     return memories.filter(embedding_model=model_name, embedding__isnull=False)
 
 
+def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
+    """The planner's estimate of the rows ``queryset`` returns (planning only, no scan)."""
+    plan = queryset.explain(format="json")
+    return int(json.loads(plan)[0]["Plan"]["Plan Rows"])
+
+
 def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
-    """("exact", size) for a small candidate set, ("hnsw", a lower bound of its size) otherwise."""
+    """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
+
+    The planner's estimate decides first: counting a big user's candidates
+    costs more than ranking them. A set it guesses is not clearly large is
+    counted (up to the limit), so a small user is never sent to the index.
+    """
+    estimate = estimated_rows(embedded.values("pk"))
+    if estimate > CLEARLY_LARGE * EXACT_VECTOR_LIMIT:
+        return "hnsw", estimate
     size = embedded.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
-    return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), size
+    return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), max(size, estimate)
 
 
 def exact_nearest_sql(
@@ -250,8 +302,10 @@ def exact_nearest_sql(
 
 
 def hnsw_ef_search(limit: int, size: int) -> int:
-    """Enough of the index's nearest rows that ``limit`` of them are likely the caller's."""
-    return min(MAX_EF_SEARCH, max(limit * 2, math.ceil(4 * limit * _table_rows() / size)))
+    """Enough of the index's nearest rows that HNSW_EXPECTED_HITS (at most ``limit``) of them
+    are likely the caller's: the index's cost grows with ef_search."""
+    wanted = min(limit, HNSW_EXPECTED_HITS)
+    return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * _table_rows() / size)))
 
 
 def hnsw_nearest(
@@ -347,14 +401,23 @@ class Ranking:
     timings_ms: dict[str, float]
 
 
-def rank(memories: MemoryQuerySet, text: str, *, depth: int, mode: str = "hybrid") -> Ranking:
-    """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists."""
+def rank(
+    memories: MemoryQuerySet,
+    text: str,
+    *,
+    depth: int,
+    mode: str = "hybrid",
+    access: Sequence[str] = (),
+) -> Ranking:
+    """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
+
+    ``access``: the searching user's access_lexemes (faster keyword search for a large user)."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
     keyword: list[tuple[int, float]] = []
     if mode != "vector":
         started = time.perf_counter()
-        keyword = keyword_hits(memories, text, depth)
+        keyword = keyword_hits(memories, text, depth, access)
         timings["keyword_ms"] = _ms_since(started)
         ranked_lists.append([memory_id for memory_id, _rank in keyword])
     vector: list[tuple[int, float]] = []
@@ -462,10 +525,17 @@ def search_memories(
     (used to measure each). Memories scoring under ``min_score`` are dropped.
     """
     started = time.perf_counter()
+    project_ids = member_project_ids(user)
     pool = candidates(
-        user, as_of=as_of, conversation=conversation, filters=filters, base_queryset=base_queryset
+        user,
+        as_of=as_of,
+        conversation=conversation,
+        filters=filters,
+        base_queryset=base_queryset,
+        project_ids=project_ids,
     )
-    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode)
+    access = access_lexemes(user, project_ids)
+    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode, access=access)
     results = [
         item
         for item in scored(load(ranking.matches), ranking.matches, as_of or timezone.now())

@@ -14,6 +14,17 @@ import re
 
 SEARCH_CONFIG = "english"
 
+# A memory's search vector plus lexemes naming who may see it ("ownerid<id>", "projectid<id>";
+# single words, so to_tsquery keeps them whole). Indexed (memory_search_access_idx), so a
+# query "(ownerid7 | projectid3) & (terms)" is intersected inside the GIN index instead of
+# ANDing the terms' matches with all of a large user's rows. A memory whose text contains
+# such a word only costs a row the visibility filter then drops.
+ACCESS_DOCUMENT_SQL = (
+    '("memoryapp_memory"."search_vector" || array_to_tsvector(array_remove(ARRAY['
+    '\'ownerid\' || "memoryapp_memory"."owner_id"::text, '
+    '\'projectid\' || "memoryapp_memory"."project_id"::text], NULL)))'
+)
+
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")

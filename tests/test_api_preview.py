@@ -80,3 +80,28 @@ def test_memory_off_through_the_api(alice):
     body = ApiClient(alice).post("/injection-preview", {"message": "anything"}).json()
 
     assert body["enabled"] is False and body["block"] == "" and body["reason"] == "memory_disabled"
+
+
+def test_preview_runs_a_small_constant_number_of_queries(alice, project):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    api = ApiClient(alice)
+    body = {"message": "what about the survey data", "project": project.slug}
+
+    def queries_of_one_preview() -> list[str]:
+        with CaptureQueriesContext(connection) as captured:
+            assert api.post("/injection-preview", body).status_code == 200
+        return [query["sql"] for query in captured.captured_queries]
+
+    remember(alice, "Survey data lives in PostGIS", pinned=True)
+    queries_of_one_preview()  # reads (and caches) the term statistics once
+    few = queries_of_one_preview()
+    for n in range(20):
+        remember(alice, f"Survey note {n}", scope=Scope.PROJECT, project=project)
+    many = queries_of_one_preview()
+
+    assert len(many) == len(few) <= 16
+    # Use counts are one UPDATE and the access log one INSERT, whatever was injected.
+    assert sum(sql.startswith("UPDATE") for sql in many) == 1
+    assert sum(sql.startswith('INSERT INTO "memoryapp_accesslog"') for sql in many) == 1

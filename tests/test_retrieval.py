@@ -131,6 +131,14 @@ def test_who_sees_what(alice, bob, charlie, project):
     assert len(search_memories(alice, "rail survey").memories) == 2
     assert contents(search_memories(bob, "rail survey")) == ["Rail survey uses the CGCS2000 datum"]
     assert contents(search_memories(charlie, "rail survey")) == []
+    # Keyword search alone, whose index narrows by owner and project lexemes.
+    assert len(search_memories(alice, "rail survey", mode="keyword").memories) == 2
+    assert contents(search_memories(bob, "rail survey", mode="keyword")) == [
+        "Rail survey uses the CGCS2000 datum"
+    ]
+    # Words that look like another user's access lexeme give no access.
+    remember(charlie, f"ownerid{alice.pk} rail survey")
+    assert len(search_memories(alice, "rail survey", mode="keyword").memories) == 2
 
 
 def test_conversation_memories_only_for_their_conversation(alice):
