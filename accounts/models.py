@@ -191,6 +191,10 @@ class ProjectQuerySet(models.QuerySet["Project"]):
             return self.none()
         return self.filter(team__memberships__user=user)
 
+    def for_member_with_role(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
+        """``for_member``, each project with ``member_role``: the user's role in its team."""
+        return self.for_member(user).annotate(member_role=models.F("team__memberships__role"))
+
     def writable_by(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
         """Projects whose memories the user may change: a writer role, and not archived."""
         if not user.is_authenticated:
@@ -216,7 +220,11 @@ class Project(NamedWithSlug):
 
     def can_write(self, user: AbstractBaseUser | AnonymousUser) -> bool:
         """Whether the user may change the project's memories (an archived project is read-only)."""
-        return not self.is_archived and self.role_of(user) in WRITER_ROLES
+        return self.is_writable_with(self.role_of(user))
+
+    def is_writable_with(self, role: str | None) -> bool:
+        """Whether a member with ``role`` may change the project's memories."""
+        return not self.is_archived and role in WRITER_ROLES
 
     @property
     def is_archived(self) -> bool:

@@ -15,16 +15,20 @@ from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Count, F, Q
 from django.http import QueryDict
+from django.template.defaultfilters import date as date_filter
+from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Project
-from memoryapp.models import Kind, Memory, MemoryQuerySet, Scope, Status
+from memoryapp.models import Kind, Memory, MemoryQuerySet, Origin, Scope, Status
 from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 
 if TYPE_CHECKING:
@@ -126,18 +130,185 @@ def highlight(content: str, query: str) -> SafeString:
     return mark_matches(content, _highlight_pattern(query) if query else None)
 
 
-def rows_with_details(ids: Sequence[int], user: AbstractBaseUser) -> list[Memory]:
-    """The memories ``ids`` in that order, with their project and whether the user may change them.
+@dataclass(frozen=True)
+class RowAction:
+    """A POST button of a row: where it posts, what it says, and the one field it sends."""
 
-    Fetched by primary key after the list query chose the ids: the joins and the
-    access check then touch one page of rows, not every match.
+    url: str
+    label: str
+    field: str = ""
+    value: str = ""
+    danger: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One memory as its list row shows it.
+
+    Every URL, label and figure is worked out in Python once per row, so the
+    row template is plain output: a page renders many rows, and template tags
+    (reverses, translations with plurals, date filters) cost far more there.
+    """
+
+    pk: int
+    kind: str
+    state: str
+    pinned: bool
+    writable: bool
+    select_label: SafeString
+    content: SafeString
+    tags: list[SafeString]
+    kind_label: str
+    project_name: str
+    project_url: str
+    scope_label: str
+    created_iso: str
+    created_title: str
+    created_ago: str
+    used_label: SafeString
+    importance_percent: int
+    confidence_percent: int
+    origin_label: str
+    conversation_label: SafeString
+    superseded_url: str
+    history_url: str
+    evidence_url: str
+    has_evidence: bool
+    edit_url: str
+    actions: list[RowAction]
+
+
+# Any memory id: the URLs of a row are reversed once with it, then filled in per row.
+_ID_MARK = 987654321
+
+
+class _MemoryUrl:
+    def __init__(self, name: str) -> None:
+        self.prefix, _mark, self.suffix = reverse(name, args=[_ID_MARK]).rpartition(str(_ID_MARK))
+
+    def __call__(self, pk: int) -> str:
+        return f"{self.prefix}{pk}{self.suffix}"
+
+
+def _blocktranslated(translation: str, **values: Any) -> SafeString:
+    """A translation with its values filled in and escaped, as {% blocktranslate %} renders it."""
+    # Safe: the translation is our own text, and every value is escaped.
+    return mark_safe(translation % {name: conditional_escape(v) for name, v in values.items()})
+
+
+class _RowMaker:
+    """Builds the rows of one page: URLs, labels and the search's highlight made once for all."""
+
+    def __init__(self, source: MemoryListSource, query: str) -> None:
+        self.source = source
+        self.pattern = _highlight_pattern(query) if query else None
+        self.url = {
+            name: _MemoryUrl(name)
+            for name in (
+                "memory-history",
+                "memory-evidence",
+                "memory-edit",
+                "memory-pin",
+                "memory-review",
+                "memory-delete",
+                "memory-restore",
+            )
+        }
+        self.project_urls: dict[str, str] = {}
+        self.kind_labels = {kind: str(label) for kind, label in Kind.choices}
+        self.origin_labels = {origin: str(label) for origin, label in Origin.choices}
+        self.scope_labels = {Scope.CONVERSATION: gettext("This conversation")}
+        self.personal_label = gettext("Personal")
+        self.select_label = gettext("Select memory %(id)s")
+        self.action_labels = {
+            name: gettext(name)
+            for name in ("Restore", "Pin", "Unpin", "Accept", "Reject", "Delete")
+        }
+
+    def project_url(self, project: Project) -> str:
+        if project.slug not in self.project_urls:
+            self.project_urls[project.slug] = reverse("project-memories", args=[project.slug])
+        return self.project_urls[project.slug]
+
+    def actions(self, memory: Memory, state: str) -> list[RowAction]:
+        """The POST buttons of a row the user may change, for the memory's state."""
+        pk, label, url = memory.pk, self.action_labels, self.url
+        if state in ("trash", "forgotten"):
+            return [RowAction(url["memory-restore"](pk), label["Restore"])]
+        pinned = memory.pinned
+        actions = [
+            RowAction(
+                url["memory-pin"](pk),
+                label["Unpin"] if pinned else label["Pin"],
+                "pinned",
+                "0" if pinned else "1",
+            )
+        ]
+        if state == "pending":
+            review = url["memory-review"](pk)
+            actions += [
+                RowAction(review, label["Accept"], "decision", "accept"),
+                RowAction(review, label["Reject"], "decision", "reject"),
+            ]
+        actions.append(RowAction(url["memory-delete"](pk), label["Delete"], danger=True))
+        return actions
+
+    def row(self, memory: Memory) -> MemoryRow:
+        pk, state, url = memory.pk, memory.state, self.url
+        writable = self.source.can_change(memory)
+        project = memory.project if memory.scope == Scope.PROJECT else None
+        created = timezone.template_localtime(memory.created_at)
+        conversation = memory.conversation
+        return MemoryRow(
+            pk=pk,
+            kind=memory.kind,
+            state=state,
+            pinned=memory.pinned,
+            writable=writable,
+            select_label=_blocktranslated(self.select_label, id=pk),
+            content=mark_matches(memory.content, self.pattern),
+            tags=[mark_matches(tag, self.pattern) for tag in memory.tags],
+            kind_label=self.kind_labels.get(memory.kind, memory.kind),
+            project_name=project.name if project else "",
+            project_url=self.project_url(project) if project else "",
+            scope_label=self.scope_labels.get(memory.scope, self.personal_label),
+            created_iso=date_filter(created, "c"),
+            created_title=date_filter(created, "DATETIME_FORMAT"),
+            created_ago=naturaltime(memory.created_at),
+            used_label=_blocktranslated(
+                ngettext("used %(counter)s time", "used %(counter)s times", memory.access_count),
+                counter=memory.access_count,
+            ),
+            importance_percent=round(memory.importance * 100),
+            confidence_percent=round(memory.confidence * 100),
+            origin_label=self.origin_labels.get(memory.origin, memory.origin),
+            conversation_label=(
+                _blocktranslated(gettext("from “%(title)s”"), title=conversation)
+                if conversation
+                else mark_safe("")
+            ),
+            superseded_url=(
+                url["memory-history"](memory.superseded_by_id) if memory.superseded_by_id else ""
+            ),
+            history_url=url["memory-history"](pk),
+            evidence_url=url["memory-evidence"](pk),
+            has_evidence=bool(memory.evidence),
+            edit_url=(
+                url["memory-edit"](pk) if writable and state not in ("trash", "forgotten") else ""
+            ),
+            actions=self.actions(memory, state) if writable else [],
+        )
+
+
+def memory_rows(ids: Sequence[int], source: MemoryListSource, query: str = "") -> list[MemoryRow]:
+    """The rows of the memories ``ids`` in that order, as ``source``'s list shows them.
+
+    Fetched by primary key after the list query chose the ids: the joins then
+    touch one page of rows, not every match.
     """
     by_id = Memory.objects.select_related("project", "conversation").in_bulk(ids)
-    writable = set(Memory.objects.writable_by(user).filter(pk__in=ids).values_list("pk", flat=True))
-    rows = [by_id[pk] for pk in ids if pk in by_id]
-    for row in rows:
-        row.writable = row.pk in writable  # type: ignore[attr-defined]
-    return rows
+    maker = _RowMaker(source, query)
+    return [maker.row(by_id[pk]) for pk in ids if pk in by_id]
 
 
 @dataclass(frozen=True)
@@ -156,10 +327,22 @@ class MemoryListSource:
     project: Project | None = None
     # Whether the user may add, bulk-change and clear here (a project's viewers only read).
     can_write: bool = True
+    # The projects whose memories the user may change, of those the list shows.
+    writable_projects: Sequence[Project] = ()
 
     @property
     def writable(self) -> MemoryQuerySet:
         return self.visible.writable_by(self.user)
+
+    @cached_property
+    def writable_project_ids(self) -> frozenset[int]:
+        return frozenset(project.pk for project in self.writable_projects)
+
+    def can_change(self, memory: Memory) -> bool:
+        """Whether the user may change ``memory`` (one of ``visible``): as ``writable``, without a query."""
+        if memory.scope == Scope.PROJECT:
+            return memory.project_id in self.writable_project_ids
+        return memory.owner_id == self.user.pk
 
 
 @dataclass(frozen=True)
@@ -280,16 +463,16 @@ class MemoryListPage:
         return self.counts[self.filters.state]
 
     @cached_property
-    def rows(self) -> list[Memory]:
+    def rows(self) -> list[MemoryRow]:
         """Pages 1..page on a full render; the "load more" fragment asks for one page."""
         ordered = self.filters.matching(self.source.visible).order_by(
             *SORT_ORDERS[self.filters.sort]
         )
         ids = list(ordered.values_list("pk", flat=True)[: self.filters.page * PAGE_SIZE])
-        return rows_with_details(ids, self.source.user)
+        return memory_rows(ids, self.source, self.filters.q)
 
     @property
-    def page_rows(self) -> list[Memory]:
+    def page_rows(self) -> list[MemoryRow]:
         return self.rows[(self.filters.page - 1) * PAGE_SIZE :]
 
     @property

@@ -1,14 +1,7 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django import template
-from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext as _
-
-from memoryapp.memory_list import highlight as highlight_matches
-from memoryapp.models import Memory
 
 register = template.Library()
 
@@ -36,48 +29,3 @@ _KIND_ICONS = {
 def kind_icon(kind: str) -> SafeString:
     """The kind's icon in its coloured circle (decorative: the label always goes beside it)."""
     return _KIND_ICONS.get(kind, _KIND_ICONS["context"])
-
-
-@register.filter
-def highlight(text: str, query: str) -> SafeString:
-    """The text, escaped, with what the search matched in <mark>."""
-    return highlight_matches(str(text), query or "")
-
-
-@dataclass
-class RowAction:
-    url: str
-    label: str
-    field: str = ""
-    value: str = ""
-    danger: bool = False
-
-
-@register.filter
-def row_actions(memory: Memory) -> list[RowAction]:
-    """The POST buttons of a row the user may change, for the memory's state."""
-    if not getattr(memory, "writable", False):
-        return []
-    pk = memory.pk
-
-    def url(name: str) -> str:
-        return reverse(name, args=[pk])
-
-    if memory.state in ("trash", "forgotten"):
-        return [RowAction(url("memory-restore"), _("Restore"))]
-    actions = [
-        RowAction(
-            url("memory-pin"),
-            _("Unpin") if memory.pinned else _("Pin"),
-            "pinned",
-            "0" if memory.pinned else "1",
-        )
-    ]
-    if memory.state == "pending":
-        review = url("memory-review")
-        actions += [
-            RowAction(review, _("Accept"), "decision", "accept"),
-            RowAction(review, _("Reject"), "decision", "reject"),
-        ]
-    actions.append(RowAction(url("memory-delete"), _("Delete"), danger=True))
-    return actions

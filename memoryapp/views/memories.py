@@ -28,7 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url, trigger_client_event
 
 from accounts.access import get_project_for_member
-from accounts.models import WRITER_ROLES, MemorySettings, Project
+from accounts.models import MemorySettings, Project
 from memoryapp import services
 from memoryapp.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
 from memoryapp.http import AuthenticatedHttpRequest
@@ -37,7 +37,7 @@ from memoryapp.memory_list import (
     MemoryFilters,
     MemoryListPage,
     MemoryListSource,
-    rows_with_details,
+    memory_rows,
 )
 from memoryapp.models import Kind, Memory, MemoryEvent, Scope
 
@@ -79,7 +79,7 @@ def _batch_of_user(request: AuthenticatedHttpRequest, raw_batch: str) -> uuid.UU
 
 
 def _settings_source(request: AuthenticatedHttpRequest) -> MemoryListSource:
-    projects = list(Project.objects.for_member(request.user))
+    projects = list(Project.objects.for_member_with_role(request.user))
     # The same memories as visible_to, also spelled with literal project ids so that
     # PostgreSQL can combine the owner and project indexes instead of a subplan.
     visible = Memory.objects.visible_to(request.user).filter(
@@ -91,6 +91,7 @@ def _settings_source(request: AuthenticatedHttpRequest) -> MemoryListSource:
         clearable=visible.exclude(scope=Scope.PROJECT),
         url=reverse("memory-list"),
         projects=projects,
+        writable_projects=[p for p in projects if p.is_writable_with(p.member_role)],
     )
 
 
@@ -98,13 +99,15 @@ def _project_source(request: AuthenticatedHttpRequest, slug: str) -> MemoryListS
     """One project's shared memories: 404 for non-members, read-only for viewers."""
     project, role = get_project_for_member(request, slug)
     visible = Memory.objects.of_project(project)
+    can_write = project.is_writable_with(role)
     return MemoryListSource(
         user=request.user,
         visible=visible,
         clearable=visible,
         url=reverse("project-memories", args=[project.slug]),
         project=project,
-        can_write=role in WRITER_ROLES and not project.is_archived,
+        can_write=can_write,
+        writable_projects=[project] if can_write else [],
     )
 
 
@@ -160,10 +163,9 @@ def _done(
         return redirect(_back_url(request))
     context: dict[str, Any] = {"toast": message, "batch": batch, **(extra or {})}
     if memory is not None:
-        _source, filters = _source_and_filters(request)
-        [row] = rows_with_details([memory.pk], request.user)
-        context |= {"memory": row, "filters": filters, "in_tab": row.state == filters.state}
-        context["next"] = _back_url(request)
+        source, filters = _source_and_filters(request)
+        [row] = memory_rows([memory.pk], source, filters.q)
+        context |= {"row": row, "in_tab": row.state == filters.state, "next": _back_url(request)}
     response = render(request, "memoryapp/partials/_action_response.html", context)
     return trigger_client_event(response, event)
 
@@ -205,13 +207,11 @@ def _list_page(
     return render(request, template_name, context, status=status)
 
 
-def _add_form(
-    request: AuthenticatedHttpRequest, source: MemoryListSource, data: Any = None
-) -> MemoryAddForm:
+def _add_form(source: MemoryListSource, data: Any = None) -> MemoryAddForm:
     """Personal or any writable project on the settings page; a project's page adds to it."""
     if source.project is not None:
         return MemoryAddForm(data, projects=[source.project], personal=False)
-    return MemoryAddForm(data, projects=list(Project.objects.writable_by(request.user)))
+    return MemoryAddForm(data, projects=source.writable_projects)
 
 
 def _page_context(
@@ -222,7 +222,7 @@ def _page_context(
 ) -> dict[str, Any]:
     """What the page shows around the list: the add form, the memory files, the settings."""
     project = source.project
-    context: dict[str, Any] = {"add_form": add_form or _add_form(request, source)}
+    context: dict[str, Any] = {"add_form": add_form or _add_form(source)}
     if project is None:
         memory_settings = MemorySettings.for_user(request.user)
         return context | {
@@ -279,7 +279,7 @@ def _writable_source(request: AuthenticatedHttpRequest) -> tuple[MemoryListSourc
 @require_POST
 def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
     source, _filters = _writable_source(request)
-    form = _add_form(request, source, request.POST)
+    form = _add_form(source, request.POST)
     if not form.is_valid():
         if request.htmx:
             return render(
@@ -302,7 +302,7 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
         request,
         _("Memory added."),
         event="memories-reload",
-        extra={"add_form": _add_form(request, source), "next": _back_url(request)},
+        extra={"add_form": _add_form(source), "next": _back_url(request)},
     )
 
 
@@ -323,12 +323,9 @@ def _edit_refused(
     """The edit form again, with its errors or the conflicting current version."""
     context: dict[str, Any] = {"edit_form": form, "conflict": conflict}
     if request.htmx:
-        [row] = rows_with_details([memory.pk], request.user)
-        context |= {
-            "memory": row,
-            "filters": _source_and_filters(request)[1],
-            "next": _back_url(request),
-        }
+        source, filters = _source_and_filters(request)
+        [row] = memory_rows([memory.pk], source, filters.q)
+        context |= {"memory": memory, "row": row, "next": _back_url(request)}
         return render(request, "memoryapp/partials/_memory_row.html", context, status=status)
     return _panel(request, memory, "memoryapp/partials/_memory_edit_form.html", context, status)
 
