@@ -217,7 +217,7 @@ class _RowMaker:
         self.project_urls: dict[str, str] = {}
         self.kind_labels = {kind: str(label) for kind, label in Kind.choices}
         self.origin_labels = {origin: str(label) for origin, label in Origin.choices}
-        self.scope_labels = {Scope.CONVERSATION: gettext("This conversation")}
+        self.scope_labels: dict[str, str] = {Scope.CONVERSATION: gettext("This conversation")}
         self.personal_label = gettext("Personal")
         self.select_label = gettext("Select memory %(id)s")
         self.action_labels = {
@@ -257,7 +257,7 @@ class _RowMaker:
         pk, state, url = memory.pk, memory.state, self.url
         writable = self.source.can_change(memory)
         project = memory.project if memory.scope == Scope.PROJECT else None
-        created = timezone.template_localtime(memory.created_at)
+        created = timezone.template_localtime(memory.created_at)  # type: ignore[attr-defined]
         conversation = memory.conversation
         return MemoryRow(
             pk=pk,

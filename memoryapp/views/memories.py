@@ -91,7 +91,7 @@ def _settings_source(request: AuthenticatedHttpRequest) -> MemoryListSource:
         clearable=visible.exclude(scope=Scope.PROJECT),
         url=reverse("memory-list"),
         projects=projects,
-        writable_projects=[p for p in projects if p.is_writable_with(p.member_role)],
+        writable_projects=[p for p in projects if p.is_writable_with(p.member_role)],  # type: ignore[attr-defined]
     )
 
 
