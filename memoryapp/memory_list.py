@@ -430,6 +430,22 @@ class MemoryFilters:
         """Everything these filters select, in the current state tab."""
         return self.apply(queryset).filter(STATE_CONDITIONS[self.state])
 
+    @property
+    def narrows_by_kind_and_scope_only(self) -> bool:
+        return not (self.q or self.memory)
+
+    def selects(self, kind: str, scope: str, project_slug: str) -> bool:
+        """Whether ``apply``'s kind and scope filters keep a memory of this kind, scope and project."""
+        if self.kinds and kind not in self.kinds:
+            return False
+        if self.scope == PERSONAL:
+            return scope != Scope.PROJECT
+        if self.scope.startswith(PROJECT_PREFIX):
+            return scope == Scope.PROJECT and project_slug == self.scope.removeprefix(
+                PROJECT_PREFIX
+            )
+        return True
+
 
 @dataclass
 class Chip:
@@ -449,9 +465,17 @@ class MemoryListPage:
     @cached_property
     def counts(self) -> dict[str, int]:
         """How many memories each state tab holds under the current search, kind and scope."""
-        if not self.filters.is_narrowed:
-            return {state: self.summary[state] for state in STATES}
-        return self.filters.apply(self.source.visible).aggregate(**_STATE_COUNTS)
+        if not self.filters.narrows_by_kind_and_scope_only:
+            return self.filters.apply(self.source.visible).aggregate(**_STATE_COUNTS)
+        slugs = {project.pk: project.slug for project in self.source.projects}
+        groups = [
+            group
+            for group in self._groups
+            if self.filters.selects(
+                group["kind"], group["scope"], slugs.get(group["project_id"], "")
+            )
+        ]
+        return {state: sum(group[state] for group in groups) for state in STATES}
 
     @property
     def is_empty_everywhere(self) -> bool:
@@ -488,30 +512,36 @@ class MemoryListPage:
         return self.filters.querystring(page=self.filters.page + 1)
 
     @cached_property
-    def summary(self) -> dict[str, Any]:
-        """Totals by kind of the active memories, every state, forgotten this week.
+    def _groups(self) -> list[dict[str, Any]]:
+        """Every visible memory counted by state, grouped by kind, scope and project.
 
-        One pass grouped by kind: a handful of rows to add up instead of a
-        dozen filtered counts over every memory.
+        One pass over the memories: the summary and the tab counts under kind and
+        scope filters add these few rows up instead of counting again.
         """
         week_ago = timezone.now() - timedelta(days=7)
-        per_kind: dict[str, dict[str, Any]] = {
-            row["kind"]: dict(row)
-            for row in self.source.visible.order_by()
-            .values("kind")
+        return list(
+            self.source.visible.order_by()
+            .values("kind", "scope", "project_id")
             .annotate(
                 **_STATE_COUNTS,
                 forgotten_this_week=Count(
                     "id", filter=STATE_CONDITIONS["forgotten"] & Q(forgotten_at__gte=week_ago)
                 ),
             )
-        }
+        )
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """Totals by kind of the active memories, every state, forgotten this week."""
         figures: dict[str, Any] = {
-            name: sum(row[name] for row in per_kind.values())
+            name: sum(group[name] for group in self._groups)
             for name in (*STATES, "forgotten_this_week")
         }
+        active_by_kind: dict[str, int] = {}
+        for group in self._groups:
+            active_by_kind[group["kind"]] = active_by_kind.get(group["kind"], 0) + group["active"]
         figures["kinds"] = [
-            {"value": kind, "label": label, "count": per_kind.get(kind, {}).get("active", 0)}
+            {"value": kind, "label": label, "count": active_by_kind.get(kind, 0)}
             for kind, label in Kind.choices
         ]
         return figures

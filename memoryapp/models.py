@@ -201,6 +201,12 @@ class Memory(models.Model):
                 condition=Q(deleted_at__isnull=True, forgotten_at__isnull=True),
             ),
             models.Index(fields=["owner", "scope", "-created_at"], name="memory_owner_scope_idx"),
+            # The "faded this week" notice counts these on every page that shows memories.
+            models.Index(
+                fields=["owner", "forgotten_at"],
+                name="memory_owner_forgotten_idx",
+                condition=Q(deleted_at__isnull=True, forgotten_at__isnull=False),
+            ),
             models.Index(fields=["project", "status", "-created_at"], name="memory_project_idx"),
             models.Index(fields=["conversation"], name="memory_conversation_idx"),
             GinIndex(fields=["search_vector"], name="memory_search_idx"),
