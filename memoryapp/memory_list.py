@@ -519,7 +519,7 @@ class MemoryListPage:
         scope filters add these few rows up instead of counting again.
         """
         week_ago = timezone.now() - timedelta(days=7)
-        return list(
+        rows: Any = (
             self.source.visible.order_by()
             .values("kind", "scope", "project_id")
             .annotate(
@@ -529,6 +529,7 @@ class MemoryListPage:
                 ),
             )
         )
+        return list(rows)
 
     @cached_property
     def summary(self) -> dict[str, Any]:

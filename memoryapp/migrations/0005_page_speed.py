@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0001_initial'),
-        ('memoryapp', '0002_initial'),
+        ('memoryapp', '0004_recall_speed'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
