@@ -35,6 +35,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.http import QueryDict  # noqa: E402
+from django.template import engines  # noqa: E402
 from django.test import Client, RequestFactory  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
@@ -277,6 +278,9 @@ def main() -> None:
             ),
             ("trash tab", f"{LIST}?state=trash&sort=most_used", None),
         ]
+        engine = engines["django"].engine
+        cached = "cached.Loader" in str(engine.loaders)
+        print(f"DEBUG {settings.DEBUG}, template debug {engine.debug}, cached loader {cached}.")
         with CaptureQueriesContext(connection) as queries:
             client.get(LIST)
         print(f"\nFirst page: {len(queries)} SQL queries. Timings over {args.repeat} requests:")
