@@ -661,6 +661,10 @@ class MemoryListPage:
         return figures
 
     @property
+    def kind_choices(self) -> list[tuple[str, Any]]:
+        return list(Kind.choices)
+
+    @property
     def kind_chips(self) -> list[Chip]:
         chips = [Chip("", _("All"), not self.filters.kinds, self.filters.querystring(kinds=()))]
         for kind, label in Kind.choices:
