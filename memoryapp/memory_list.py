@@ -366,9 +366,13 @@ def memory_rows(
     """The rows of the memories ``ids`` in that order, as ``source``'s list shows them.
 
     Fetched by primary key after the list query chose the ids: the joins then
-    touch one page of rows, not every match.
+    touch one page of rows, not every match. Vectors are not shown, so not read.
     """
-    by_id = Memory.objects.select_related("project", "conversation").in_bulk(ids)
+    by_id = (
+        Memory.objects.select_related("project", "conversation")
+        .defer("embedding", "search_vector", "search_document")
+        .in_bulk(ids)
+    )
     maker = _RowMaker(source, query)
     return [maker.row(by_id[pk], pk in found_by_meaning) for pk in ids if pk in by_id]
 
