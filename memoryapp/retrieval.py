@@ -277,10 +277,14 @@ def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
     """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
 
     The planner's estimate decides first: counting a big user's candidates
-    costs more than ranking them. A set it guesses is not clearly large is
-    counted (up to the limit), so a small user is never sent to the index.
+    costs more than ranking them. A set it guesses small is ranked exactly,
+    which is right whatever its true size (only slower if the guess was far
+    too low). One it guesses a little over the limit is counted (up to the
+    limit), so a small user is never sent to the index.
     """
     estimate = estimated_rows(embedded.values("pk"))
+    if estimate <= EXACT_VECTOR_LIMIT:
+        return "exact", estimate
     if estimate > CLEARLY_LARGE * EXACT_VECTOR_LIMIT:
         return "hnsw", estimate
     size = embedded.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
