@@ -20,10 +20,10 @@ import re
 import time
 import uuid
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import MemorySettings
@@ -38,6 +38,9 @@ from memoryapp.models import (
     MessageRole,
     RunStatus,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -158,19 +161,17 @@ def retry_schedule_name(run_id: int) -> str:
 
 def execute_run(run_id: int) -> ExtractionRun:
     """The job: extract and reconcile one run's window, or record why not."""
-    run = ExtractionRun.objects.get(pk=run_id)
-    if run.status in FINISHED:
-        return run
     started = time.monotonic()
-    ExtractionRun.objects.filter(pk=run_id).update(
-        status=RunStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now()
-    )
+    conversation_id = _mark_running(run_id)
+    if conversation_id is None:
+        # Finished already (another delivery of this job, or a retry after success).
+        return ExtractionRun.objects.get(pk=run_id)
     try:
         with transaction.atomic():
-            _lock_conversation(run.conversation_id)
+            _lock_conversation(conversation_id)
             run = (
                 ExtractionRun.objects.select_for_update(of=("self",))
-                .select_related("conversation__owner", "conversation__project")
+                .select_related("conversation__owner__memory_settings", "conversation__project")
                 .get(pk=run_id)
             )
             if run.status in FINISHED:
@@ -187,10 +188,36 @@ def execute_run(run_id: int) -> ExtractionRun:
     return run
 
 
+# A run's transactions do not wait for their WAL to reach the disk (a flush per commit costs
+# a few milliseconds a run). Only a crash of the database server can lose such a commit, and
+# then the whole transaction: the run is as before it started, its window not advanced. With
+# the default (ORM) broker the job's acknowledgement is a later, flushed commit that flushes
+# the run's too, so a run lost this way is always delivered again; with Redis it is left as
+# one whose worker was killed.
+_COMMIT_WITHOUT_WAITING = "set_config('synchronous_commit', 'off', true)"
+_MARK_RUNNING_SQL = f"""
+UPDATE {ExtractionRun._meta.db_table}
+SET status = %s, attempts = attempts + 1, started_at = %s
+WHERE id = %s AND status <> ALL(%s)
+RETURNING conversation_id, {_COMMIT_WITHOUT_WAITING}
+"""
+
+
+def _mark_running(run_id: int) -> int | None:
+    """Count the attempt and show the run as running (committed at once, so a failure or a
+    killed worker leaves them); its conversation's id, or None when it already finished."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MARK_RUNNING_SQL, [RunStatus.RUNNING, timezone.now(), run_id, list(FINISHED)]
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
 def _lock_conversation(conversation_id: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)",
+            f"SELECT pg_advisory_xact_lock(%s, %s), {_COMMIT_WITHOUT_WAITING}",
             [_LOCK_NAMESPACE, conversation_id % 2**31],
         )
 
@@ -243,7 +270,7 @@ def _extract(run: ExtractionRun) -> None:
     window = _window(conversation)
     if window:
         run.window_first, run.window_last = window[0].position, window[-1].position
-    memory_settings = MemorySettings.for_user(conversation.owner)
+    memory_settings = _memory_settings(conversation.owner)
     reason = _skip_reason(run, window, memory_settings)
     if reason:
         run.status, run.skip_reason = RunStatus.SKIPPED, reason
@@ -274,6 +301,14 @@ def _extract(run: ExtractionRun) -> None:
     run.superseded, run.skipped = tally.superseded, tally.skipped
     if window:
         _advance(conversation, window[-1].position)
+
+
+def _memory_settings(user: User) -> MemorySettings:
+    """The user's settings, read with the run when they exist."""
+    try:
+        return user.memory_settings
+    except MemorySettings.DoesNotExist:
+        return MemorySettings.for_user(user)
 
 
 def _is_sensitive(candidate: Candidate) -> bool:
