@@ -69,6 +69,39 @@ def _event(
     )
 
 
+_INSERT_EVENTS_SQL = f"""
+INSERT INTO {MemoryEvent._meta.db_table}
+    (memory_id, action, actor_id, actor_label, before, after, batch, created_at)
+SELECT * FROM unnest(%s::bigint[], %s::text[], %s::integer[], %s::text[], %s::text[]::jsonb[],
+                     %s::text[]::jsonb[], %s::uuid[], %s::timestamptz[])
+"""
+
+
+def _save_events(events: list[MemoryEvent]) -> None:
+    """Save many events (from ``_event``) in one statement of arrays, whatever their number:
+    bulk_create's SQL costs more to build than to run. The events get no ids."""
+    if not events:
+        return
+
+    def as_json(value: Any) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _INSERT_EVENTS_SQL,
+            [
+                [event.memory_id for event in events],
+                [event.action for event in events],
+                [event.actor_id for event in events],
+                [event.actor_label for event in events],
+                [as_json(event.before) for event in events],
+                [as_json(event.after) for event in events],
+                [event.batch for event in events],
+                [event.created_at for event in events],
+            ],
+        )
+
+
 def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
     """Save the event of a change just made (``details`` as for ``_event``)."""
     event = _event(memory, action, **details)
@@ -163,10 +196,7 @@ def memories_create(
     Importing thousands of memories must not cost thousands of round trips.
     """
     Memory.objects.bulk_create(memories, batch_size=1000)
-    MemoryEvent.objects.bulk_create(
-        _creation_events(memories, actor=actor, actor_label=actor_label, batch=batch),
-        batch_size=2000,
-    )
+    _save_events(_creation_events(memories, actor=actor, actor_label=actor_label, batch=batch))
     _after_creation(memories)
     return memories
 
@@ -463,7 +493,7 @@ def _set_state_of_many(
         Memory.objects.filter(pk__in=[memory.pk for memory in locked]).update(
             **fields, revision=F("revision") + 1, updated_at=now
         )
-        MemoryEvent.objects.bulk_create(events, batch_size=2000)
+        _save_events(events)
     return batch
 
 
@@ -562,7 +592,7 @@ def memory_undo_batch(
         )
         if "content" in changes:
             _enqueue_embedding(ids)
-    MemoryEvent.objects.bulk_create(events, batch_size=2000)
+    _save_events(events)
     return restored
 
 
@@ -672,23 +702,34 @@ class MemoryWrites:
             AS v(id, confidence, added_evidence, revision, updated_at, valid_until, superseded_by_id)
         WHERE m.id = v.id
     """
-    # What the changes read and the events' snapshots show (Memory.snapshot()).
-    _LOCKED_FIELDS = (
-        "content",
-        "kind",
-        "scope",
-        "project_id",
-        "tags",
-        "importance",
-        "confidence",
-        "pinned",
-        "status",
-        "deleted_at",
-        "forgotten_at",
-        "valid_from",
-        "valid_until",
-        "superseded_by_id",
-        "revision",
+    # What the changes read and the events' snapshots show (Memory.snapshot()), in the
+    # model's field order (Memory.from_db), locked in id order.
+    _LOCKED_FIELDS = [
+        field.attname
+        for field in Memory._meta.concrete_fields
+        if field.attname
+        in {
+            "id",
+            "content",
+            "kind",
+            "scope",
+            "project_id",
+            "tags",
+            "importance",
+            "confidence",
+            "pinned",
+            "status",
+            "deleted_at",
+            "forgotten_at",
+            "valid_from",
+            "valid_until",
+            "superseded_by_id",
+            "revision",
+        }
+    ]
+    _LOCK_SQL = (
+        f"SELECT {', '.join(_LOCKED_FIELDS)} FROM {Memory._meta.db_table} "
+        "WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
     )
 
     def __init__(self, *, actor_label: str, batch: uuid.UUID | None):
@@ -776,7 +817,7 @@ class MemoryWrites:
         self._update(
             [memory for pk, memory in changed.items() if pk not in new_ids], added_evidence
         )
-        MemoryEvent.objects.bulk_create(events)
+        _save_events(events)
         _after_creation(self._new)
         return self._new
 
@@ -813,5 +854,7 @@ class MemoryWrites:
         ids = {target.pk for _step, target, _detail in self._steps} - new_ids
         if not ids:
             return {}
-        locked = Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk")
-        return {memory.pk: memory for memory in locked.only(*self._LOCKED_FIELDS)}
+        with connection.cursor() as cursor:
+            cursor.execute(self._LOCK_SQL, [sorted(ids)])
+            locked = [Memory.from_db(connection.alias, self._LOCKED_FIELDS, row) for row in cursor]
+        return {memory.pk: memory for memory in locked}

@@ -19,6 +19,7 @@ import math
 import re
 import time
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -182,7 +183,7 @@ def execute_run(run_id: int) -> ExtractionRun:
             run.raw_output = ""
             run.duration_ms = int((time.monotonic() - started) * 1000)
             run.finished_at = timezone.now()
-            run.save()
+            run.save(update_fields=_RESULT_FIELDS)
     except Exception as exc:
         return _record_failure(run_id, exc, started)
     return run
@@ -201,6 +202,25 @@ SET status = %s, attempts = attempts + 1, started_at = %s
 WHERE id = %s AND status <> ALL(%s)
 RETURNING conversation_id, {_COMMIT_WITHOUT_WAITING}
 """
+
+
+# What running a run sets.
+_RESULT_FIELDS = [
+    "status",
+    "skip_reason",
+    "window_first",
+    "window_last",
+    "candidates",
+    "created",
+    "merged",
+    "superseded",
+    "skipped",
+    "dropped_sensitive",
+    "error",
+    "raw_output",
+    "duration_ms",
+    "finished_at",
+]
 
 
 def _mark_running(run_id: int) -> int | None:
@@ -222,14 +242,22 @@ def _lock_conversation(conversation_id: int) -> None:
         )
 
 
-def _window(conversation: Conversation) -> list[Message]:
+# The newest unextracted messages, newest first (a plain query: it runs for every run).
+_NEWEST_MESSAGES_SQL = f"""
+SELECT id, position, role, content FROM {Message._meta.db_table}
+WHERE conversation_id = %s AND position > %s ORDER BY position DESC LIMIT %s
+"""
+
+
+def _window(conversation: Conversation) -> list[WindowMessage]:
     """The newest unextracted messages that fit the window, oldest first."""
-    newest = list(
-        conversation.messages.filter(position__gt=conversation.extracted_through).order_by(
-            "-position"
-        )[: settings.EXTRACTION_WINDOW_MESSAGES]
-    )
-    window: list[Message] = []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _NEWEST_MESSAGES_SQL,
+            [conversation.pk, conversation.extracted_through, settings.EXTRACTION_WINDOW_MESSAGES],
+        )
+        newest = [WindowMessage(*row) for row in cursor.fetchall()]
+    window: list[WindowMessage] = []
     budget = settings.EXTRACTION_WINDOW_TOKENS
     for message in newest:
         tokens = estimate_tokens(message.content)
@@ -237,14 +265,16 @@ def _window(conversation: Conversation) -> list[Message]:
             break
         if not window and tokens > budget:
             # The newest message alone is too long: its beginning is read.
-            message.content = message.content[: budget * 4]
+            message = replace(message, content=message.content[: budget * 4])
         window.append(message)
         budget -= tokens
     window.reverse()
     return window
 
 
-def _skip_reason(run: ExtractionRun, window: list[Message], memory_settings: MemorySettings) -> str:
+def _skip_reason(
+    run: ExtractionRun, window: list[WindowMessage], memory_settings: MemorySettings
+) -> str:
     conversation = run.conversation
     if not memory_settings.memory_enabled:
         return SKIP_MEMORY_OFF
@@ -280,11 +310,7 @@ def _extract(run: ExtractionRun) -> None:
             _advance(conversation, window[-1].position)
         return
     extractor = get_extractor(run.extractor)
-    messages = [
-        WindowMessage(id=m.pk, position=m.position, role=m.role, content=m.content)
-        for m in window
-        if not is_trivial(m.role, m.content)
-    ]
+    messages = [m for m in window if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
     kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
     reconciler = Reconciler(
@@ -317,9 +343,12 @@ def _is_sensitive(candidate: Candidate) -> bool:
 
 
 def _advance(conversation: Conversation, position: int) -> None:
-    Conversation.objects.filter(pk=conversation.pk, extracted_through__lt=position).update(
-        extracted_through=position
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Conversation._meta.db_table} SET extracted_through = %s "
+            "WHERE id = %s AND extracted_through < %s",
+            [position, conversation.pk, position],
+        )
 
 
 def _record_failure(run_id: int, exc: Exception, started: float) -> ExtractionRun:
