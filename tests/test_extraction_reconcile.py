@@ -247,6 +247,7 @@ def test_new_memories_keep_the_vector_reconciliation_made(alice: Any, monkeypatc
     memory = Memory.objects.get()
     provider = get_provider()
     assert memory.embedding_model == provider.model_name
+    assert memory.embedding is not None
     assert list(memory.embedding) == pytest.approx(provider.embed([memory.content])[0], abs=1e-6)
     assert queued == [[]]
 
