@@ -195,13 +195,12 @@ def bench_forgetting(scale: float) -> None:
         # As if daily passes had been running: each memory's last fade on one of the last 30 days.
         cursor.execute(
             """
-            UPDATE memoryapp_memory SET metadata = metadata
-                || CASE WHEN metadata ? 'faded_at' THEN jsonb_build_object(
-                       'faded_at', %(now)s - make_interval(days => (id %% 30)::int)) ELSE '{}' END
-                || CASE WHEN metadata ? 'confidence_lowered_at' THEN jsonb_build_object(
-                       'confidence_lowered_at', %(now)s - make_interval(days => (id %% 30)::int))
-                   ELSE '{}' END
-            WHERE metadata <> '{}'
+            UPDATE memoryapp_memory SET
+                faded_at = CASE WHEN faded_at IS NOT NULL
+                    THEN %(now)s - make_interval(days => (id %% 30)::int) END,
+                confidence_lowered_at = CASE WHEN confidence_lowered_at IS NOT NULL
+                    THEN %(now)s - make_interval(days => (id %% 30)::int) END
+            WHERE faded_at IS NOT NULL OR confidence_lowered_at IS NOT NULL
             """,
             {"now": now},
         )

@@ -14,10 +14,10 @@ relevance = exp(-rate * days unused) * (1 + ln(1 + uses)) * importance, where
 - never touches pinned memories, nor pending, rejected, deleted or already
   forgotten ones.
 
-Each statement updates every memory it concerns in one range of ids at
-once and writes their MemoryEvents with the same statement (INSERT … SELECT
-from the UPDATE's RETURNING); the whole pass is one transaction. A ForgettingReport per day makes a second pass the same day a
-no-op.
+One statement per range of ids updates every memory of the range it
+concerns and writes their MemoryEvents (INSERT … SELECT from the UPDATE's
+RETURNING); the whole pass is one transaction. A ForgettingReport per day
+makes a second pass the same day a no-op.
 """
 
 from __future__ import annotations
@@ -70,66 +70,59 @@ _ELIGIBLE = (
 _FORGET = f"({_RELEVANCE} < %(forget_below)s OR (m.kind = 'context' AND {_DAYS_UNUSED} >= %(context_days)s))"
 
 
-def _not_since(key: str) -> str:
-    return f"(m.metadata->>'{key}' IS NULL OR (m.metadata->>'{key}')::timestamptz <= %(now)s - make_interval(days => %(unused_days)s))"
+def _not_since(column: str) -> str:
+    return f"(m.{column} IS NULL OR m.{column} <= %(now)s - make_interval(days => %(unused_days)s))"
 
 
 _FADE = f"({_RELEVANCE} < %(fade_below)s AND {_not_since('faded_at')})"
 _UNUSED = f"({_DAYS_UNUSED} >= %(unused_days)s AND {_not_since('confidence_lowered_at')})"
 
-# Each statement covers one range of ids, so its join stays small and in memory
-# however many memories there are. The state before a change is the state
-# after it with the changed fields put back: one snapshot is built per row.
+# One statement covers one range of ids, so its join stays small and in memory
+# however many memories there are. It reads each row once and changes it once: a
+# memory that is forgotten is not also faded. The state before a change is the
+# state after it with the changed fields put back: one snapshot is built per row.
+# Only forgetting writes an indexed column (forgotten_at); a fade leaves every
+# index alone, so it is a heap-only update when its page has room.
 _IN_RANGE = "m.id >= %(first)s AND m.id < %(stop)s"
 
-_FORGET_SQL = f"""
+_PASS_SQL = f"""
 WITH target AS (
-    SELECT m.id FROM {_MEMORY} m WHERE {_IN_RANGE} AND {_ELIGIBLE} AND {_FORGET}
+    SELECT m.id, m.importance, m.confidence, {_FORGET} AS forget,
+           NOT {_FORGET} AND {_FADE} AS fade, NOT {_FORGET} AND {_UNUSED} AS unused
+    FROM {_MEMORY} m WHERE {_IN_RANGE} AND {_ELIGIBLE} AND ({_FORGET} OR {_FADE} OR {_UNUSED})
 ), changed AS (
     UPDATE {_MEMORY} m
-    SET forgotten_at = %(now)s, revision = m.revision + 1, updated_at = %(now)s
-    FROM target WHERE m.id = target.id AND {_IN_RANGE}
-    RETURNING m.id, m.kind, m.revision, {_snapshot("m")} AS after
-), events AS (
-    INSERT INTO {_EVENT} (memory_id, action, actor_label, before, after, batch, created_at)
-    SELECT id, '{EventAction.FORGOTTEN}', '{ACTOR_LABEL}',
-           after || jsonb_build_object('forgotten_at', NULL, 'revision', revision - 1),
-           after, %(batch)s, %(now)s
-    FROM changed
-)
-SELECT kind, count(*), 0 FROM changed GROUP BY kind
-"""
-
-_DECAY_SQL = f"""
-WITH target AS (
-    SELECT m.id, m.importance, m.confidence, {_FADE} AS fade, {_UNUSED} AS unused
-    FROM {_MEMORY} m WHERE {_IN_RANGE} AND {_ELIGIBLE} AND ({_FADE} OR {_UNUSED})
-), changed AS (
-    UPDATE {_MEMORY} m
-    SET importance = CASE WHEN target.fade
+    SET forgotten_at = CASE WHEN target.forget THEN %(now)s END,
+        importance = CASE WHEN target.fade
             THEN m.importance * %(importance_factor)s ELSE m.importance END,
+        faded_at = CASE WHEN target.fade THEN %(now)s ELSE m.faded_at END,
         confidence = CASE WHEN target.unused
             THEN LEAST(m.confidence, GREATEST(%(confidence_floor)s, m.confidence * %(confidence_factor)s))
             ELSE m.confidence END,
-        metadata = m.metadata
-            || CASE WHEN target.fade THEN jsonb_build_object('faded_at', %(now)s) ELSE '{{}}'::jsonb END
-            || CASE WHEN target.unused
-                THEN jsonb_build_object('confidence_lowered_at', %(now)s) ELSE '{{}}'::jsonb END,
+        confidence_lowered_at = CASE WHEN target.unused
+            THEN %(now)s ELSE m.confidence_lowered_at END,
         revision = m.revision + 1,
         updated_at = %(now)s
-    FROM target WHERE m.id = target.id AND {_IN_RANGE}
-    RETURNING m.id, m.kind, m.revision, target.fade, target.unused,
+    -- Eligibility again on the row being updated: a concurrent change (pinned, deleted…) wins.
+    FROM target WHERE m.id = target.id AND {_IN_RANGE} AND {_ELIGIBLE}
+    RETURNING m.id, m.kind, m.revision, target.forget, target.fade, target.unused,
               target.importance AS importance_before, target.confidence AS confidence_before,
               {_snapshot("m")} AS after
 ), events AS (
     INSERT INTO {_EVENT} (memory_id, action, actor_label, before, after, batch, created_at)
-    SELECT id, '{EventAction.DECAYED}', '{ACTOR_LABEL}',
-           after || jsonb_build_object('importance', importance_before,
-                                       'confidence', confidence_before, 'revision', revision - 1),
+    SELECT id, CASE WHEN forget THEN '{EventAction.FORGOTTEN}' ELSE '{EventAction.DECAYED}' END,
+           '{ACTOR_LABEL}',
+           after || CASE WHEN forget
+               THEN jsonb_build_object('forgotten_at', NULL, 'revision', revision - 1)
+               ELSE jsonb_build_object('importance', importance_before,
+                                       'confidence', confidence_before, 'revision', revision - 1)
+           END,
            after, %(batch)s, %(now)s
     FROM changed
 )
-SELECT kind, count(*) FILTER (WHERE fade), count(*) FILTER (WHERE unused) FROM changed GROUP BY kind
+SELECT kind, count(*) FILTER (WHERE forget), count(*) FILTER (WHERE fade),
+       count(*) FILTER (WHERE unused)
+FROM changed GROUP BY kind
 """
 
 _DRY_RUN_SQL = f"""
@@ -140,7 +133,7 @@ SELECT m.kind,
 FROM {_MEMORY} m WHERE {_ELIGIBLE} GROUP BY m.kind
 """
 
-# How many ids one pair of statements covers.
+# How many ids one statement covers.
 BATCH_IDS = 20_000
 
 OUTCOMES = ("forgotten", "importance_lowered", "confidence_lowered")
@@ -161,11 +154,12 @@ def _parameters(now: datetime, batch: uuid.UUID) -> dict[str, Any]:
     }
 
 
-def _counts(rows: dict[str, list[tuple[str, int]]]) -> dict[str, Any]:
-    """{"forgotten": {"fact": 3, …}, …, "total": {"forgotten": 3, …}}"""
+def _counts(rows: list[tuple[str, int, int, int]]) -> dict[str, Any]:
+    """{"forgotten": {"fact": 3, …}, …, "total": {"forgotten": 3, …}} from (kind, forgotten,
+    importance lowered, confidence lowered) rows."""
     counts: dict[str, Any] = {outcome: defaultdict(int) for outcome in OUTCOMES}
-    for outcome, by_kind in rows.items():
-        for kind, count in by_kind:
+    for kind, *by_outcome in rows:
+        for outcome, count in zip(OUTCOMES, by_outcome, strict=True):
             if count:
                 counts[outcome][kind] += count
     result: dict[str, Any] = {outcome: dict(counts[outcome]) for outcome in OUTCOMES}
@@ -178,14 +172,7 @@ def preview(now: datetime | None = None) -> dict[str, Any]:
     parameters = _parameters(now or timezone.now(), uuid.uuid4())
     with connection.cursor() as cursor:
         cursor.execute(_DRY_RUN_SQL, parameters)
-        rows = cursor.fetchall()
-    return _counts(
-        {
-            "forgotten": [(kind, forgotten) for kind, forgotten, _f, _u in rows],
-            "importance_lowered": [(kind, faded) for kind, _g, faded, _u in rows],
-            "confidence_lowered": [(kind, unused) for kind, _g, _f, unused in rows],
-        }
-    )
+        return _counts(cursor.fetchall())
 
 
 def forget(now: datetime | None = None) -> ForgettingReport:
@@ -197,8 +184,7 @@ def forget(now: datetime | None = None) -> ForgettingReport:
         if not created:
             return report
         parameters = _parameters(now, uuid.uuid4())
-        forgotten: list[tuple[str, int]] = []
-        decayed: list[tuple[str, int, int]] = []
+        rows: list[tuple[str, int, int, int]] = []
         with connection.cursor() as cursor:
             # Room for a range's changed rows and their snapshots without spilling to disk.
             cursor.execute("SET LOCAL work_mem = '64MB'")
@@ -206,17 +192,9 @@ def forget(now: datetime | None = None) -> ForgettingReport:
             first, last = cursor.fetchone()
             for start in range(first or 0, (last or 0) + 1, BATCH_IDS):
                 parameters.update(first=start, stop=start + BATCH_IDS)
-                cursor.execute(_FORGET_SQL, parameters)
-                forgotten += [(kind, count) for kind, count, _zero in cursor.fetchall()]
-                cursor.execute(_DECAY_SQL, parameters)
-                decayed += cursor.fetchall()
-        report.counts = _counts(
-            {
-                "forgotten": forgotten,
-                "importance_lowered": [(kind, faded) for kind, faded, _u in decayed],
-                "confidence_lowered": [(kind, unused) for kind, _f, unused in decayed],
-            }
-        )
+                cursor.execute(_PASS_SQL, parameters)
+                rows += cursor.fetchall()
+        report.counts = _counts(rows)
         report.counts["batch"] = str(parameters["batch"])
         report.duration_ms = int((time.monotonic() - started) * 1000)
         report.save(update_fields=["counts", "duration_ms"])

@@ -15,9 +15,11 @@ from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
-from django.contrib.postgres.search import SearchQuery
-from django.db.models import Count, F, Q
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db.models import Case, Count, F, FloatField, Q, Value, When, Window
+from django.db.models.functions import Cast, RowNumber
 from django.http import QueryDict
 from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
@@ -29,6 +31,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Project
 from memoryapp.models import Kind, Memory, MemoryQuerySet, Origin, Scope, Status
+from memoryapp.retrieval import RRF_K, Degraded, similar_memories
 from memoryapp.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 
 if TYPE_CHECKING:
@@ -39,6 +42,8 @@ PAGE_SIZE = 20
 # "Load more" goes this far; beyond it, search or filter.
 MAX_PAGES = 50
 MAX_QUERY_LENGTH = 200
+# A search lists at most this many memories found by meaning alone (besides its word matches).
+SIMILAR_MATCHES = 20
 PERSONAL = "personal"
 PROJECT_PREFIX = "project:"
 
@@ -61,6 +66,7 @@ _STATE_COUNTS = {
 }
 
 SORTS: dict[str, Any] = {
+    "relevance": _("Best match"),
     "newest": _("Newest"),
     "last_used": _("Last used"),
     "most_used": _("Most used"),
@@ -74,19 +80,67 @@ SORT_ORDERS: dict[str, tuple[OrderBy, ...]] = {
 }
 
 
-def search_memories(queryset: MemoryQuerySet, text: str) -> MemoryQuerySet:
-    """The memories of ``queryset`` that match what the user typed in the search box.
+@dataclass(frozen=True)
+class SearchMatch:
+    """What the search box found among some memories.
 
-    Keyword full text over content and tags (English words and CJK bigrams),
-    the last word as a prefix so results follow the typing. This is the one
-    place the list searches: semantic recall can take over here.
+    The words typed, in full text over content and tags (English words and CJK
+    bigrams, the last word a prefix so results follow the typing), and the
+    memories nearest in meaning from semantic recall (``retrieval``), which
+    finds what is said in other words or misspelt. Without vectors (none yet,
+    or the provider failing) the words alone match and ``degraded`` says why.
     """
-    query = tsquery(text, prefix=True)
-    if not query:
-        return queryset.none()
-    return queryset.filter(
-        search_vector=SearchQuery(query, search_type="raw", config=SEARCH_CONFIG)
-    )
+
+    words: SearchQuery | None
+    similar: tuple[int, ...] = ()
+    degraded: Degraded | None = None
+
+    @classmethod
+    def among(cls, memories: MemoryQuerySet, text: str) -> SearchMatch:
+        query = tsquery(text, prefix=True)
+        words = SearchQuery(query, search_type="raw", config=SEARCH_CONFIG) if query else None
+        similar, degraded = similar_memories(
+            memories,
+            text,
+            limit=SIMILAR_MATCHES,
+            min_similarity=settings.MEMORY_SEARCH_MIN_SIMILARITY,
+        )
+        return cls(words, tuple(memory_id for memory_id, _similarity in similar), degraded)
+
+    @property
+    def condition(self) -> Q:
+        found_by_meaning = Q(pk__in=self.similar)
+        if self.words is None:
+            return found_by_meaning
+        return found_by_meaning | Q(search_vector=self.words)
+
+    def best_first(self, memories: MemoryQuerySet) -> MemoryQuerySet:
+        """``memories`` (matches of this search) ordered by reciprocal rank fusion of their
+        rank by the words (``ts_rank_cd``) and by meaning, as recall fuses them."""
+        relevance: Any = Case(
+            *(When(pk=pk, then=Value(1.0 / (RRF_K + n))) for n, pk in enumerate(self.similar, 1)),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
+        if self.words is not None:
+            word_rank = Case(
+                When(
+                    search_vector=self.words,
+                    then=SearchRank(F("search_vector"), self.words, cover_density=True),
+                ),
+                output_field=FloatField(),
+            )
+            position = Window(
+                RowNumber(), order_by=[word_rank.desc(nulls_last=True), F("id").desc()]
+            )
+            relevance += Case(
+                When(search_vector=self.words, then=1.0 / (RRF_K + Cast(position, FloatField()))),
+                default=Value(0.0),
+                output_field=FloatField(),
+            )
+        return memories.annotate(relevance=relevance).order_by(
+            F("relevance").desc(), F("id").desc()
+        )
 
 
 def _highlight_pattern(text: str) -> re.Pattern[str] | None:
@@ -155,6 +209,8 @@ class MemoryRow:
     state: str
     pinned: bool
     writable: bool
+    # Found by the search for its meaning, without the words typed.
+    found_by_meaning: bool
     select_label: SafeString
     content: SafeString
     tags: list[SafeString]
@@ -253,7 +309,7 @@ class _RowMaker:
         actions.append(RowAction(url["memory-delete"](pk), label["Delete"], danger=True))
         return actions
 
-    def row(self, memory: Memory) -> MemoryRow:
+    def row(self, memory: Memory, found_by_meaning: bool = False) -> MemoryRow:
         pk, state, url = memory.pk, memory.state, self.url
         writable = self.source.can_change(memory)
         project = memory.project if memory.scope == Scope.PROJECT else None
@@ -265,6 +321,7 @@ class _RowMaker:
             state=state,
             pinned=memory.pinned,
             writable=writable,
+            found_by_meaning=found_by_meaning,
             select_label=_blocktranslated(self.select_label, id=pk),
             content=mark_matches(memory.content, self.pattern),
             tags=[mark_matches(tag, self.pattern) for tag in memory.tags],
@@ -300,15 +357,24 @@ class _RowMaker:
         )
 
 
-def memory_rows(ids: Sequence[int], source: MemoryListSource, query: str = "") -> list[MemoryRow]:
+def memory_rows(
+    ids: Sequence[int],
+    source: MemoryListSource,
+    query: str = "",
+    found_by_meaning: frozenset[int] = frozenset(),
+) -> list[MemoryRow]:
     """The rows of the memories ``ids`` in that order, as ``source``'s list shows them.
 
     Fetched by primary key after the list query chose the ids: the joins then
-    touch one page of rows, not every match.
+    touch one page of rows, not every match. Vectors are not shown, so not read.
     """
-    by_id = Memory.objects.select_related("project", "conversation").in_bulk(ids)
+    by_id = (
+        Memory.objects.select_related("project", "conversation")
+        .defer("embedding", "search_vector", "search_document")
+        .in_bulk(ids)
+    )
     maker = _RowMaker(source, query)
-    return [maker.row(by_id[pk]) for pk in ids if pk in by_id]
+    return [maker.row(by_id[pk], pk in found_by_meaning) for pk in ids if pk in by_id]
 
 
 @dataclass(frozen=True)
@@ -356,7 +422,8 @@ class MemoryFilters:
     kinds: tuple[str, ...] = ()
     scope: str = ""
     state: str = "active"
-    sort: str = "newest"
+    # Empty: best match when searching, else newest (``sort_order``).
+    sort: str = ""
     page: int = 1
     memory: int = 0
 
@@ -378,7 +445,7 @@ class MemoryFilters:
             kinds=kinds,
             scope=scope if scope in scopes else "",
             state=state if state in STATES else "active",
-            sort=sort if sort in SORTS else "newest",
+            sort=sort if sort in SORTS else "",
             page=page,
             memory=int(memory) if memory.isdigit() and len(memory) < 19 else 0,
         )
@@ -395,7 +462,7 @@ class MemoryFilters:
         if filters.q:
             params["q"] = filters.q
         params.setlist("kind", list(filters.kinds))
-        for name, default in (("scope", ""), ("state", "active"), ("sort", "newest")):
+        for name, default in (("scope", ""), ("state", "active"), ("sort", "")):
             value = getattr(filters, name)
             if value != default:
                 params[name] = value
@@ -410,12 +477,34 @@ class MemoryFilters:
         """Whether search, kind, scope or a single memory hide some of the memories."""
         return bool(self.q or self.kinds or self.scope or self.memory)
 
-    def apply(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
-        """Search, kind and scope; the state is a tab, applied apart so every tab has a count."""
+    @property
+    def default_sort(self) -> str:
+        return "relevance" if self.q else "newest"
+
+    @property
+    def sort_order(self) -> str:
+        """The sort asked for, or the default: best match when searching, else newest."""
+        if self.sort == "relevance" and not self.q:
+            return self.default_sort
+        return self.sort or self.default_sort
+
+    def search(self, queryset: MemoryQuerySet) -> SearchMatch | None:
+        """What the search box finds among ``queryset``'s memories under the other filters."""
+        return SearchMatch.among(self.narrow(queryset), self.q) if self.q else None
+
+    def apply(self, queryset: MemoryQuerySet, search: SearchMatch | None = None) -> MemoryQuerySet:
+        """Search, kind and scope; the state is a tab, applied apart so every tab has a count.
+
+        ``search``: this ``search(queryset)`` when the caller has it already.
+        """
+        search = search or self.search(queryset)
+        queryset = self.narrow(queryset)
+        return queryset.filter(search.condition) if search else queryset
+
+    def narrow(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
+        """Kind, scope and the single memory: every filter but the search and the state."""
         if self.memory:
             queryset = queryset.filter(pk=self.memory)
-        if self.q:
-            queryset = search_memories(queryset, self.q)
         if self.kinds:
             queryset = queryset.filter(kind__in=self.kinds)
         if self.scope == PERSONAL:
@@ -426,9 +515,11 @@ class MemoryFilters:
             )
         return queryset
 
-    def matching(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
+    def matching(
+        self, queryset: MemoryQuerySet, search: SearchMatch | None = None
+    ) -> MemoryQuerySet:
         """Everything these filters select, in the current state tab."""
-        return self.apply(queryset).filter(STATE_CONDITIONS[self.state])
+        return self.apply(queryset, search).filter(STATE_CONDITIONS[self.state])
 
     @property
     def narrows_by_kind_and_scope_only(self) -> bool:
@@ -466,7 +557,7 @@ class MemoryListPage:
     def counts(self) -> dict[str, int]:
         """How many memories each state tab holds under the current search, kind and scope."""
         if not self.filters.narrows_by_kind_and_scope_only:
-            return self.filters.apply(self.source.visible).aggregate(**_STATE_COUNTS)
+            return self.selected.aggregate(**_STATE_COUNTS)
         slugs = {project.pk: project.slug for project in self.source.projects}
         groups = [
             group
@@ -489,11 +580,37 @@ class MemoryListPage:
     @cached_property
     def rows(self) -> list[MemoryRow]:
         """Pages 1..page on a full render; the "load more" fragment asks for one page."""
-        ordered = self.filters.matching(self.source.visible).order_by(
-            *SORT_ORDERS[self.filters.sort]
-        )
-        ids = list(ordered.values_list("pk", flat=True)[: self.filters.page * PAGE_SIZE])
-        return memory_rows(ids, self.source, self.filters.q)
+        ids = list(self.ordered.values_list("pk", flat=True)[: self.filters.page * PAGE_SIZE])
+        similar = frozenset(self.search.similar) if self.search else frozenset()
+        return memory_rows(ids, self.source, self.filters.q, found_by_meaning=similar)
+
+    @property
+    def ordered(self) -> MemoryQuerySet:
+        """The memories of the current tab in the order the list shows them."""
+        in_tab = self.selected.filter(STATE_CONDITIONS[self.filters.state])
+        if self.search is not None and self.sort == "relevance":
+            return self.search.best_first(in_tab)
+        return in_tab.order_by(*SORT_ORDERS[self.sort])
+
+    @cached_property
+    def search(self) -> SearchMatch | None:
+        return self.filters.search(self.source.visible)
+
+    @cached_property
+    def selected(self) -> MemoryQuerySet:
+        """What search, kind and scope select, in every state."""
+        return self.filters.apply(self.source.visible, self.search)
+
+    @property
+    def sort(self) -> str:
+        return self.filters.sort_order
+
+    @property
+    def search_note(self) -> str:
+        """Why the search found only words, when meaning could not be searched."""
+        if self.search is None or self.search.degraded is None:
+            return ""
+        return gettext("Searching by meaning is unavailable right now; showing word matches only.")
 
     @property
     def page_rows(self) -> list[MemoryRow]:
@@ -548,6 +665,10 @@ class MemoryListPage:
         return figures
 
     @property
+    def kind_choices(self) -> list[tuple[str, Any]]:
+        return list(Kind.choices)
+
+    @property
     def kind_chips(self) -> list[Chip]:
         chips = [Chip("", _("All"), not self.filters.kinds, self.filters.querystring(kinds=()))]
         for kind, label in Kind.choices:
@@ -584,8 +705,16 @@ class MemoryListPage:
         ]
 
     @property
-    def sort_choices(self) -> list[tuple[str, Any]]:
-        return list(SORTS.items())
+    def sort_choices(self) -> list[tuple[str, Any, bool]]:
+        """(value, label, selected). "Best match" only while searching; the default sort
+        (best match, or newest) has the empty value so it stays the default when the
+        search changes."""
+        default = self.filters.default_sort
+        return [
+            ("" if value == default else value, label, value == self.filters.sort_order)
+            for value, label in SORTS.items()
+            if value != "relevance" or self.filters.q
+        ]
 
     @property
     def clear_filters_querystring(self) -> str:

@@ -136,8 +136,11 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
 class Memory(models.Model):
     """One durable statement about a user or a project."""
 
-    # The owner, project and conversation indexes are the composite ones in Meta, which lead
-    # with these columns: one index less each for every write to maintain.
+    # The owner, project, conversation and superseded_by indexes are the ones in Meta, which
+    # lead with these columns: one index less each for every write to maintain. Those of the
+    # nullable ones leave NULLs out (every lookup names a value): most memories have no
+    # project, many no conversation, few a successor, and an index of NULLs only costs
+    # every insert and every update that is not heap-only.
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories", db_index=False
     )
@@ -171,12 +174,22 @@ class Memory(models.Model):
     valid_from = models.DateTimeField(default=timezone.now)
     valid_until = models.DateTimeField(null=True, blank=True)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        db_index=False,
     )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
+    # When the forgetting pass last lowered the importance, and the confidence (each at most
+    # once per MEMORY_UNUSED_DAYS). Columns no index reads, so that its UPDATEs stay
+    # heap-only (HOT): the table's fillfactor (migration 0006) leaves the room for them.
+    faded_at = models.DateTimeField(null=True, blank=True, editable=False)
+    confidence_lowered_at = models.DateTimeField(null=True, blank=True, editable=False)
     evidence = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     revision = models.PositiveIntegerField(default=1)
@@ -207,8 +220,21 @@ class Memory(models.Model):
                 name="memory_owner_forgotten_idx",
                 condition=Q(deleted_at__isnull=True, forgotten_at__isnull=False),
             ),
-            models.Index(fields=["project", "status", "-created_at"], name="memory_project_idx"),
-            models.Index(fields=["conversation"], name="memory_conversation_idx"),
+            models.Index(
+                fields=["project", "status", "-created_at"],
+                name="memory_project_idx",
+                condition=Q(project__isnull=False),
+            ),
+            models.Index(
+                fields=["conversation"],
+                name="memory_conversation_idx",
+                condition=Q(conversation__isnull=False),
+            ),
+            models.Index(
+                fields=["superseded_by"],
+                name="memory_superseded_by_idx",
+                condition=Q(superseded_by__isnull=False),
+            ),
             GinIndex(fields=["search_vector"], name="memory_search_idx"),
             # Reconciliation looks up what a pool already says about a subject.
             models.Index(
@@ -330,8 +356,14 @@ class MemoryEvent(models.Model):
         Memory, on_delete=models.CASCADE, related_name="events", db_index=False
     )
     action = models.CharField(max_length=12, choices=EventAction.choices)
+    # Indexed by event_actor_idx, which leaves out the events of jobs (no actor).
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
     )
     # For changes made by a job or an API client rather than a person on a page.
     actor_label = models.CharField(max_length=100, blank=True, default="")
@@ -343,7 +375,12 @@ class MemoryEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["memory", "-created_at"], name="event_memory_idx")]
+        indexes = [
+            models.Index(fields=["memory", "-created_at"], name="event_memory_idx"),
+            models.Index(
+                fields=["actor"], name="event_actor_idx", condition=Q(actor__isnull=False)
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.action} #{self.memory_id}"

@@ -69,6 +69,39 @@ def _event(
     )
 
 
+_INSERT_EVENTS_SQL = f"""
+INSERT INTO {MemoryEvent._meta.db_table}
+    (memory_id, action, actor_id, actor_label, before, after, batch, created_at)
+SELECT * FROM unnest(%s::bigint[], %s::text[], %s::integer[], %s::text[], %s::text[]::jsonb[],
+                     %s::text[]::jsonb[], %s::uuid[], %s::timestamptz[])
+"""
+
+
+def _save_events(events: list[MemoryEvent]) -> None:
+    """Save many events (from ``_event``) in one statement of arrays, whatever their number:
+    bulk_create's SQL costs more to build than to run. The events get no ids."""
+    if not events:
+        return
+
+    def as_json(value: Any) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _INSERT_EVENTS_SQL,
+            [
+                [event.memory_id for event in events],
+                [event.action for event in events],
+                [event.actor_id for event in events],
+                [event.actor_label for event in events],
+                [as_json(event.before) for event in events],
+                [as_json(event.after) for event in events],
+                [event.batch for event in events],
+                [event.created_at for event in events],
+            ],
+        )
+
+
 def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
     """Save the event of a change just made (``details`` as for ``_event``)."""
     event = _event(memory, action, **details)
@@ -161,27 +194,34 @@ def memories_create(
     """Save many new memories (from ``new_memory``) and their events in a few INSERTs.
 
     Importing thousands of memories must not cost thousands of round trips.
-    This is the one place where the ids of a bulk creation are known: whatever
-    follows ``memory_create`` for one memory (an embedding job…) follows here
-    for all of them.
     """
     Memory.objects.bulk_create(memories, batch_size=1000)
-    MemoryEvent.objects.bulk_create(
-        (
-            _event(
-                memory,
-                EventAction.CREATED,
-                actor=actor,
-                actor_label=actor_label,
-                before=None,
-                batch=batch,
-            )
-            for memory in memories
-        ),
-        batch_size=2000,
-    )
-    _enqueue_embedding([memory.pk for memory in memories])
+    _save_events(_creation_events(memories, actor=actor, actor_label=actor_label, batch=batch))
+    _after_creation(memories)
     return memories
+
+
+def _creation_events(
+    memories: Iterable[Memory], *, actor: User | None, actor_label: str, batch: uuid.UUID | None
+) -> list[MemoryEvent]:
+    return [
+        _event(
+            memory,
+            EventAction.CREATED,
+            actor=actor,
+            actor_label=actor_label,
+            before=None,
+            batch=batch,
+        )
+        for memory in memories
+    ]
+
+
+def _after_creation(memories: list[Memory]) -> None:
+    """What follows ``memory_create`` for one memory (an embedding job…), for many at once:
+    the ids of a bulk creation are known only where it happened. Memories that come with
+    their embedding (a job that had the vectors at hand) need no embedding job."""
+    _enqueue_embedding([memory.pk for memory in memories if memory.embedding is None])
 
 
 def _enqueue_embedding(memory_ids: list[int]) -> None:
@@ -371,8 +411,12 @@ def memory_merge_evidence(
 
 
 def _merge_evidence_into(memory: Memory, evidence: dict[str, Any], confidence_boost: float) -> None:
-    memory.confidence = min(1.0, round(memory.confidence + confidence_boost, 4))
     memory.evidence = [*memory.evidence, evidence]
+    _boost_confidence(memory, confidence_boost)
+
+
+def _boost_confidence(memory: Memory, confidence_boost: float) -> None:
+    memory.confidence = min(1.0, round(memory.confidence + confidence_boost, 4))
     memory.revision += 1
 
 
@@ -449,7 +493,7 @@ def _set_state_of_many(
         Memory.objects.filter(pk__in=[memory.pk for memory in locked]).update(
             **fields, revision=F("revision") + 1, updated_at=now
         )
-        MemoryEvent.objects.bulk_create(events, batch_size=2000)
+        _save_events(events)
     return batch
 
 
@@ -548,7 +592,7 @@ def memory_undo_batch(
         )
         if "content" in changes:
             _enqueue_embedding(ids)
-    MemoryEvent.objects.bulk_create(events, batch_size=2000)
+    _save_events(events)
     return restored
 
 
@@ -637,25 +681,56 @@ class MemoryWrites:
     The services above each take a savepoint, lock one row and send two or
     three statements, which is right for a person's action on a page. A job
     that changes several memories at once (an extraction run) queues the same
-    changes here in order; ``save()`` then creates the new ones with
-    ``memories_create``, locks the existing memories the changes touch (in id
-    order, so concurrent jobs cannot deadlock), applies the changes to their
-    current state exactly as the single services would, and writes changed
-    rows and events in two statements. Call it inside the caller's transaction.
+    changes here in order; ``save()`` then locks the existing memories the
+    changes touch (in id order, so concurrent jobs cannot deadlock), applies
+    the changes to their current state exactly as the single services would,
+    and writes the new memories, the changed rows and all the events in one
+    statement each. Merged evidence is appended in the database: a memory found
+    again and again has a long evidence list, neither read nor sent back each time.
+    Call it inside the caller's transaction.
     """
 
     # The fields merging and superseding change, written from arrays in one statement
     # (bulk_update's CASE per field and row costs more to build than to run).
     _UPDATE_SQL = f"""
         UPDATE {Memory._meta.db_table} m
-        SET confidence = v.confidence, evidence = v.evidence, revision = v.revision,
-            updated_at = v.updated_at, valid_until = v.valid_until,
+        SET confidence = v.confidence, evidence = m.evidence || v.added_evidence,
+            revision = v.revision, updated_at = v.updated_at, valid_until = v.valid_until,
             superseded_by_id = v.superseded_by_id
         FROM unnest(%s::bigint[], %s::float8[], %s::text[]::jsonb[], %s::integer[],
                     %s::timestamptz[], %s::timestamptz[], %s::bigint[])
-            AS v(id, confidence, evidence, revision, updated_at, valid_until, superseded_by_id)
+            AS v(id, confidence, added_evidence, revision, updated_at, valid_until, superseded_by_id)
         WHERE m.id = v.id
     """
+    # What the changes read and the events' snapshots show (Memory.snapshot()), in the
+    # model's field order (Memory.from_db), locked in id order.
+    _LOCKED_FIELDS = [
+        field.attname
+        for field in Memory._meta.concrete_fields
+        if field.attname
+        in {
+            "id",
+            "content",
+            "kind",
+            "scope",
+            "project_id",
+            "tags",
+            "importance",
+            "confidence",
+            "pinned",
+            "status",
+            "deleted_at",
+            "forgotten_at",
+            "valid_from",
+            "valid_until",
+            "superseded_by_id",
+            "revision",
+        }
+    ]
+    _LOCK_SQL = (
+        f"SELECT {', '.join(_LOCKED_FIELDS)} FROM {Memory._meta.db_table} "
+        "WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
+    )
 
     def __init__(self, *, actor_label: str, batch: uuid.UUID | None):
         self.actor_label = actor_label
@@ -690,15 +765,17 @@ class MemoryWrites:
         for step, memory, supersedes in self._steps:
             if step == "create" and supersedes is not None and memory.status == Status.PENDING:
                 memory.metadata["supersedes"] = supersedes.pk
-        if self._new:
-            memories_create(
-                memories=self._new, actor=None, actor_label=self.actor_label, batch=self.batch
-            )
-        current = self._lock_existing()
+        # The new memories' events show them as created, before this run's later changes;
+        # the rows are inserted as those changes leave them.
+        events = _creation_events(
+            self._new, actor=None, actor_label=self.actor_label, batch=self.batch
+        )
+        new_ids = {memory.pk for memory in self._new}
+        current = self._lock_existing(new_ids)
         current.update((memory.pk, memory) for memory in self._new)
         now = timezone.now()
         changed: dict[int, Memory] = {}
-        events: list[MemoryEvent] = []
+        added_evidence: dict[int, list[dict[str, Any]]] = {}
         for step, target, detail in self._steps:
             if step == "create":
                 continue
@@ -706,7 +783,12 @@ class MemoryWrites:
             before = memory.snapshot()
             batch = self.batch
             if step == "merge":
-                _merge_evidence_into(memory, *detail)
+                evidence, confidence_boost = detail
+                if memory.pk in new_ids:
+                    _merge_evidence_into(memory, evidence, confidence_boost)
+                else:
+                    added_evidence.setdefault(memory.pk, []).append(evidence)
+                    _boost_confidence(memory, confidence_boost)
                 action = EventAction.MERGED
             elif step == "supersede":
                 new = current[detail.pk]
@@ -731,11 +813,15 @@ class MemoryWrites:
                     batch=batch,
                 )
             )
-        self._update(list(changed.values()))
-        MemoryEvent.objects.bulk_create(events)
+        Memory.objects.bulk_create(self._new)
+        self._update(
+            [memory for pk, memory in changed.items() if pk not in new_ids], added_evidence
+        )
+        _save_events(events)
+        _after_creation(self._new)
         return self._new
 
-    def _update(self, rows: list[Memory]) -> None:
+    def _update(self, rows: list[Memory], added_evidence: dict[int, list[dict[str, Any]]]) -> None:
         if not rows:
             return
         with connection.cursor() as cursor:
@@ -744,7 +830,7 @@ class MemoryWrites:
                 [
                     [m.pk for m in rows],
                     [m.confidence for m in rows],
-                    [json.dumps(m.evidence) for m in rows],
+                    [json.dumps(added_evidence.get(m.pk, [])) for m in rows],
                     [m.revision for m in rows],
                     [m.updated_at for m in rows],
                     [m.valid_until for m in rows],
@@ -764,8 +850,11 @@ class MemoryWrites:
             for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):
                 memory.pk = pk
 
-    def _lock_existing(self) -> dict[int, Memory]:
-        new = {memory.pk for memory in self._new}
-        ids = {target.pk for _step, target, _detail in self._steps} - new
-        locked = Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk")
-        return {memory.pk: memory for memory in locked.defer("embedding")}
+    def _lock_existing(self, new_ids: set[int]) -> dict[int, Memory]:
+        ids = {target.pk for _step, target, _detail in self._steps} - new_ids
+        if not ids:
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute(self._LOCK_SQL, [sorted(ids)])
+            locked = [Memory.from_db(connection.alias, self._LOCKED_FIELDS, row) for row in cursor]
+        return {memory.pk: memory for memory in locked}

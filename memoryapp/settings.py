@@ -203,5 +203,7 @@ MEMORY_EMBEDDING_TIMEOUT = envfloat("MEMORY_EMBEDDING_TIMEOUT", 10.0)
 MEMORY_EMBEDDING_BATCH_SIZE = envint("MEMORY_EMBEDDING_BATCH_SIZE", 64)
 MEMORY_EMBEDDING_MAX_RETRIES = envint("MEMORY_EMBEDDING_MAX_RETRIES", 3)
 MEMORY_RECALL_MIN_SIMILARITY = envfloat("MEMORY_RECALL_MIN_SIMILARITY", 0.2)
+# The memory list's search box also lists memories at least this similar in meaning.
+MEMORY_SEARCH_MIN_SIMILARITY = envfloat("MEMORY_SEARCH_MIN_SIMILARITY", 0.3)
 # Requests per token (or signed-in browser) to the JSON API; empty turns the limit off.
 API_RATE_LIMIT = envstr("API_RATE_LIMIT", "600/min")

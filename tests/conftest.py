@@ -16,10 +16,20 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import translation
 
 from accounts.models import Membership, MemorySettings, Project, Role, Team
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+@pytest.fixture(autouse=True)
+def default_language() -> Iterator[None]:
+    """Each test starts in the default language: a request in Chinese leaves its
+    language active in the thread, and code run outside a request would inherit it."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 def make_user(email: str, *, memory_enabled: bool = True, **extra: Any) -> Any:

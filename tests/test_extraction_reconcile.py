@@ -238,3 +238,31 @@ def test_a_run_costs_the_same_queries_for_two_candidates_or_eight(alice: Any) ->
         "write a compiler",
     )
     assert two == eight
+
+
+def test_new_memories_keep_the_vector_reconciliation_made(alice: Any, monkeypatch: Any) -> None:
+    queued: list[list[int]] = []
+    monkeypatch.setattr("memoryapp.services._enqueue_embedding", queued.append)
+    _extract(conversation_with(alice, ("user", "I plan to learn Rust this year")))
+    memory = Memory.objects.get()
+    provider = get_provider()
+    assert memory.embedding_model == provider.model_name
+    assert memory.embedding is not None
+    assert list(memory.embedding) == pytest.approx(provider.embed([memory.content])[0], abs=1e-6)
+    assert queued == [[]]
+
+
+def test_without_vectors_new_memories_wait_for_the_embedding_job(
+    alice: Any, monkeypatch: Any
+) -> None:
+    queued: list[list[int]] = []
+    monkeypatch.setattr("memoryapp.services._enqueue_embedding", queued.append)
+
+    def unavailable(texts: Any) -> Any:
+        raise RuntimeError("embedding service down")
+
+    monkeypatch.setattr(get_provider(), "embed", unavailable)
+    run = _extract(conversation_with(alice, ("user", "I plan to learn Rust this year")))
+    memory = Memory.objects.get()
+    assert run.created == 1 and memory.embedding is None and memory.embedding_model == ""
+    assert queued == [[memory.pk]]

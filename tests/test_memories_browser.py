@@ -49,6 +49,26 @@ def test_search_narrows_the_list(page: Any, live_server: Any, alice: Any) -> Non
     expect(rows(page)).to_have_count(3)
 
 
+def test_search_finds_by_meaning_and_offers_best_match(
+    page: Any, live_server: Any, alice: Any
+) -> None:
+    remember(alice, "The cluster uses kubernetes")
+    remember(alice, "I prefer green tea in the morning")
+    open_list(page, live_server, alice)
+    chosen_sort = page.locator("#memory-sort option:checked")
+    expect(chosen_sort).to_have_text("Sort: Newest")
+    page.fill("#memory-search", "kubernetse")
+    expect(rows(page)).to_have_count(1)
+    expect(rows(page).first).to_contain_text("Similar meaning")
+    expect(page).to_have_url(f"{live_server.url}{LIST}?q=kubernetse")
+    expect(chosen_sort).to_have_text("Sort: Best match")
+    page.select_option("#memory-sort", label="Sort: Newest")
+    expect(page).to_have_url(f"{live_server.url}{LIST}?q=kubernetse&sort=newest")
+    page.fill("#memory-search", "")
+    expect(rows(page)).to_have_count(2)
+    expect(page.locator("#memory-sort")).not_to_contain_text("Best match")
+
+
 def test_kind_filter_and_state_tab_live_in_the_url(page: Any, live_server: Any, alice: Any) -> None:
     remember(alice, "Tea please", kind="preference")
     remember(alice, "Lives in Lyon", kind="fact")

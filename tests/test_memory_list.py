@@ -8,7 +8,7 @@ import pytest
 from django.http import QueryDict
 
 from accounts.models import Project
-from memoryapp.memory_list import MemoryFilters, highlight, search_memories
+from memoryapp.memory_list import MemoryFilters, SearchMatch, highlight
 from memoryapp.models import Memory
 from memoryapp.services import memory_create
 
@@ -63,7 +63,8 @@ def test_search_finds_english_prefixes_chinese_and_tags(alice: Any) -> None:
     everything = Memory.objects.all()
 
     def found(text: str) -> set[int]:
-        return set(search_memories(everything, text).values_list("pk", flat=True))
+        match = SearchMatch.among(everything, text)
+        return set(everything.filter(match.condition).values_list("pk", flat=True))
 
     assert found("gre") == {tea.pk}
     assert found("green tea") == {tea.pk}

@@ -6,12 +6,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.test import override_settings
 from django.utils import timezone
 
 from accounts.models import MemorySettings
 from memoryapp.models import Conversation, Memory, MemoryEvent, Message
 from memoryapp.services import memory_create, memory_update
 from tests.conftest import client_for
+from tests.recall_helpers import remember
 
 pytestmark = pytest.mark.django_db
 
@@ -121,6 +123,57 @@ def test_search_narrows_and_highlights(alice: Any) -> None:
     page = client_for(alice).get(LIST, {"q": "喜欢"}).content.decode()
     assert "我<mark>喜欢</mark>用" in page
     assert "green" not in page
+
+
+def test_search_also_finds_memories_by_meaning(alice: Any) -> None:
+    remember(alice, "The cluster uses kubernetes")
+    remember(alice, "I prefer green tea")
+    page = client_for(alice).get(LIST, {"q": "kubernetse"}).content.decode()
+    # A misspelling matches no word, but semantic recall finds the memory and says so.
+    assert "The cluster uses kubernetes" in page and "<mark>" not in page
+    assert "Similar meaning" in page
+    assert "green tea" not in page
+    assert "All 1 matching" in page
+
+
+def test_searching_sorts_by_best_match_unless_another_sort_is_chosen(alice: Any) -> None:
+    best = remember(alice, "kubernetes")
+    wordy = remember(
+        alice,
+        "the onboarding notes for new people in the team mention kubernetes briefly, "
+        "among many other tools and services we run every day",
+    )
+    client = client_for(alice)
+
+    def order(**params: str) -> list[int]:
+        page = client.get(LIST, {"q": "kubernetes", **params}).content.decode()
+        return sorted((best.pk, wordy.pk), key=lambda pk: page.index(f'id="memory-{pk}"'))
+
+    # Both match the word; the short one is also nearest in meaning, so it comes first.
+    assert order() == [best.pk, wordy.pk]
+    assert order(sort="newest") == [wordy.pk, best.pk]
+    page = client.get(LIST, {"q": "kubernetes"}).content.decode()
+    assert '<option value="" selected>Sort: Best match</option>' in page
+    assert '<option value="newest">Sort: Newest</option>' in page
+    # Without a search there is nothing to match: no "Best match", newest first.
+    page = client.get(LIST, {"sort": "relevance"}).content.decode()
+    assert "Best match" not in page and '<option value="" selected>Sort: Newest</option>' in page
+
+
+def test_search_results_bring_the_sort_choices_that_fit_them(alice: Any) -> None:
+    personal(alice, "I prefer green tea")
+    response = client_for(alice).get(LIST, {"q": "tea"}, headers=htmx("memory-results"))
+    html = response.content.decode()
+    assert '<select id="memory-sort" name="sort" hx-swap-oob="true">' in html
+    assert '<option value="" selected>Sort: Best match</option>' in html
+
+
+def test_search_by_words_only_when_meaning_cannot_be_searched(alice: Any) -> None:
+    remember(alice, "The cluster uses kubernetes")
+    with override_settings(MEMORY_EMBEDDING_DIMENSIONS=16):
+        page = client_for(alice).get(LIST, {"q": "kubernet"}).content.decode()
+    assert "<mark>kubernetes</mark>" in page
+    assert "Searching by meaning is unavailable right now" in page
 
 
 def test_no_results_offers_to_clear_filters(alice: Any) -> None:

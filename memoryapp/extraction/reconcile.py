@@ -31,6 +31,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -38,7 +39,7 @@ from django.db import connection
 from pgvector.django import VectorField
 
 from accounts.models import Project
-from memoryapp.embeddings import get_provider
+from memoryapp.embeddings import dimension_conflict, get_provider
 from memoryapp.extraction import Candidate
 from memoryapp.models import Conversation, Memory, Origin, Scope, Status
 from memoryapp.services import MemoryWrites, new_memory
@@ -52,7 +53,9 @@ CONFIDENCE_BOOST = 0.1
 _TEXT_MATCH_LIMIT = 50
 # Vector near-duplicates: exact distances over a pool up to this size, the HNSW index above it.
 EXACT_SEARCH_MAX_ROWS = 2000
-HNSW_EF_SEARCH = 200
+# The index returns the nearest rows of the whole table, nearest first: a pool's
+# near-duplicate is missed only when this many memories of other pools are nearer still.
+HNSW_EF_SEARCH = 64
 
 _MEMORY = Memory._meta.db_table
 _COLUMNS = (
@@ -81,32 +84,31 @@ CROSS JOIN LATERAL (
        AND m.metadata ? 'subject' AND m.metadata->>'subject' = c.subject)
 ) found
 """
-# Sets the HNSW search width for this transaction and counts the pool up to just past the limit.
+# Sets the HNSW search width for this transaction and counts the pool up to just past the
+# exact-search limit, from an index (an upper bound: deleted, forgotten and superseded rows
+# count too).
 _POOL_SIZE_SQL = f"""
 SELECT set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true),
-       (SELECT count(*) FROM (SELECT 1 FROM {_MEMORY} m
-        WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s
+       (SELECT count(*) FROM (SELECT 1 FROM {_MEMORY} m WHERE {{pool}}
         LIMIT {EXACT_SEARCH_MAX_ROWS + 1}) pool)
 """
 # A filtered HNSW search returns the nearest rows of every owner and filters
-# afterwards, so over a small pool it can miss; an exact scan of a small pool
-# is fast. Over a large pool an exact scan is slow, and the index (searched
-# wider than usual) finds near-duplicates, which are very close, reliably.
+# afterwards; an exact scan of a small pool is fast (one pass over the pool for
+# all candidates) and never misses. Over a large pool an exact scan is slow, and
+# the index finds near-duplicates, which are very close, reliably.
 _EXACT_NEIGHBOURS_SQL = f"""
-SELECT c.i, found.* FROM unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY AS c(v, i)
-CROSS JOIN LATERAL (
-    SELECT {_COLUMNS}, m.embedding <=> c.v AS distance FROM {_MEMORY} m
-    WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s
-      AND (m.embedding <=> c.v) <= %(max_distance)s
-    LIMIT {_TEXT_MATCH_LIMIT}
-) found
+SELECT c.i, {_COLUMNS}, m.embedding <=> c.v AS distance
+FROM {_MEMORY} m CROSS JOIN unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY AS c(v, i)
+WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s
+  AND (m.embedding <=> c.v) <= %(max_distance)s
 """
 _INDEXED_NEIGHBOURS_SQL = f"""
 SELECT c.i, found.* FROM unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY AS c(v, i)
 CROSS JOIN LATERAL (
     SELECT {_COLUMNS}, near.distance FROM (
         SELECT n.id, n.embedding <=> c.v AS distance FROM {_MEMORY} n
-        WHERE n.embedding_model = %(model)s ORDER BY n.embedding <=> c.v LIMIT {HNSW_EF_SEARCH}
+        WHERE n.embedding_model = %(model)s ORDER BY n.embedding <=> c.v
+        LIMIT {HNSW_EF_SEARCH}
     ) near JOIN {_MEMORY} m ON m.id = near.id
     WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s AND near.distance <= %(max_distance)s
     LIMIT {_TEXT_MATCH_LIMIT}
@@ -126,23 +128,29 @@ class Tally:
 class Known:
     """A memory as reconciliation sees it: one that exists, or one this run creates."""
 
-    memory: Memory
     content: str
     kind: str
     status: str
     subject: str
     value: str
     created_at: datetime
+    existing_id: int | None = None
+    created: Memory | None = None
     superseded: bool = False
-    words: set[str] = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.words = set(terms(self.content))
+    @cached_property
+    def words(self) -> set[str]:
+        return set(terms(self.content))
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Known:
         pk, content, kind, status, subject, value, created_at = row[:7]
-        return cls(Memory(pk=pk), content, kind, status, subject or "", value or "", created_at)
+        return cls(content, kind, status, subject or "", value or "", created_at, existing_id=pk)
+
+    @property
+    def memory(self) -> Memory:
+        """The memory writes name: the new one itself, or an existing one by its id."""
+        return self.created if self.created is not None else Memory(pk=self.existing_id)
 
     @property
     def current(self) -> bool:
@@ -222,12 +230,15 @@ class Reconciler:
             ]
             if unmatched:
                 self._find_neighbours(scope, [vectors[i] for i in unmatched], unmatched, lookups)
-        for candidate, lookup in zip(candidates, lookups, strict=True):
-            self._reconcile_one(candidate, lookup)
+        for candidate, lookup, vector in zip(candidates, lookups, vectors, strict=True):
+            self._reconcile_one(candidate, lookup, vector)
         self.writes.save()
         return self.tally
 
     def _embed(self, texts: list[str]) -> list[list[float] | None]:
+        if dimension_conflict():
+            # The stored vectors cannot be compared with these; embed_memories --rebuild fixes it.
+            return [None] * len(texts)
         try:
             return list(get_provider().embed(texts))
         except Exception:
@@ -283,7 +294,7 @@ class Reconciler:
         lookups: list[Lookup],
     ) -> None:
         model = get_provider().model_name
-        _set, pool_size = self._rows(_POOL_SIZE_SQL, scope, {"model": model})[0]
+        _width, pool_size = self._rows(_POOL_SIZE_SQL, scope, {})[0]
         sql = (
             _EXACT_NEIGHBOURS_SQL if pool_size <= EXACT_SEARCH_MAX_ROWS else _INDEXED_NEIGHBOURS_SQL
         )
@@ -342,7 +353,9 @@ class Reconciler:
         ]
         return max(found, key=lambda known: known.created_at, default=None)
 
-    def _reconcile_one(self, candidate: Candidate, lookup: Lookup) -> None:
+    def _reconcile_one(
+        self, candidate: Candidate, lookup: Lookup, vector: list[float] | None
+    ) -> None:
         evidence = candidate.evidence(conversation_id=self.conversation.pk, run_id=self.run_id)
         same = self._same_in(candidate, lookup)
         if same is not None and same.status == Status.REJECTED:
@@ -374,15 +387,18 @@ class Reconciler:
             evidence=[evidence],
             metadata=metadata,
         )
+        if vector is not None and memory.content == candidate.content:
+            # Embedded already for the lookup: no embedding job needed.
+            memory.embedding, memory.embedding_model = vector, get_provider().model_name
         self.writes.create(memory, supersedes=contradicted.memory if contradicted else None)
         created = Known(
-            memory,
             memory.content,
             memory.kind,
             memory.status,
             candidate.subject,
             candidate.value,
             memory.created_at,
+            created=memory,
         )
         self._created[scope].append(created)
         self.tally.created += 1

@@ -19,11 +19,12 @@ import math
 import re
 import time
 import uuid
+from dataclasses import replace
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import MemorySettings
@@ -38,6 +39,9 @@ from memoryapp.models import (
     MessageRole,
     RunStatus,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -158,19 +162,17 @@ def retry_schedule_name(run_id: int) -> str:
 
 def execute_run(run_id: int) -> ExtractionRun:
     """The job: extract and reconcile one run's window, or record why not."""
-    run = ExtractionRun.objects.get(pk=run_id)
-    if run.status in FINISHED:
-        return run
     started = time.monotonic()
-    ExtractionRun.objects.filter(pk=run_id).update(
-        status=RunStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now()
-    )
+    conversation_id = _mark_running(run_id)
+    if conversation_id is None:
+        # Finished already (another delivery of this job, or a retry after success).
+        return ExtractionRun.objects.get(pk=run_id)
     try:
         with transaction.atomic():
-            _lock_conversation(run.conversation_id)
+            _lock_conversation(conversation_id)
             run = (
                 ExtractionRun.objects.select_for_update(of=("self",))
-                .select_related("conversation__owner", "conversation__project")
+                .select_related("conversation__owner__memory_settings", "conversation__project")
                 .get(pk=run_id)
             )
             if run.status in FINISHED:
@@ -181,28 +183,81 @@ def execute_run(run_id: int) -> ExtractionRun:
             run.raw_output = ""
             run.duration_ms = int((time.monotonic() - started) * 1000)
             run.finished_at = timezone.now()
-            run.save()
+            run.save(update_fields=_RESULT_FIELDS)
     except Exception as exc:
         return _record_failure(run_id, exc, started)
     return run
 
 
+# A run's transactions do not wait for their WAL to reach the disk (a flush per commit costs
+# a few milliseconds a run). Only a crash of the database server can lose such a commit, and
+# then the whole transaction: the run is as before it started, its window not advanced. With
+# the default (ORM) broker the job's acknowledgement is a later, flushed commit that flushes
+# the run's too, so a run lost this way is always delivered again; with Redis it is left as
+# one whose worker was killed.
+_COMMIT_WITHOUT_WAITING = "set_config('synchronous_commit', 'off', true)"
+_MARK_RUNNING_SQL = f"""
+UPDATE {ExtractionRun._meta.db_table}
+SET status = %s, attempts = attempts + 1, started_at = %s
+WHERE id = %s AND status <> ALL(%s)
+RETURNING conversation_id, {_COMMIT_WITHOUT_WAITING}
+"""
+
+
+# What running a run sets.
+_RESULT_FIELDS = [
+    "status",
+    "skip_reason",
+    "window_first",
+    "window_last",
+    "candidates",
+    "created",
+    "merged",
+    "superseded",
+    "skipped",
+    "dropped_sensitive",
+    "error",
+    "raw_output",
+    "duration_ms",
+    "finished_at",
+]
+
+
+def _mark_running(run_id: int) -> int | None:
+    """Count the attempt and show the run as running (committed at once, so a failure or a
+    killed worker leaves them); its conversation's id, or None when it already finished."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MARK_RUNNING_SQL, [RunStatus.RUNNING, timezone.now(), run_id, list(FINISHED)]
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
 def _lock_conversation(conversation_id: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)",
+            f"SELECT pg_advisory_xact_lock(%s, %s), {_COMMIT_WITHOUT_WAITING}",
             [_LOCK_NAMESPACE, conversation_id % 2**31],
         )
 
 
-def _window(conversation: Conversation) -> list[Message]:
+# The newest unextracted messages, newest first (a plain query: it runs for every run).
+_NEWEST_MESSAGES_SQL = f"""
+SELECT id, position, role, content FROM {Message._meta.db_table}
+WHERE conversation_id = %s AND position > %s ORDER BY position DESC LIMIT %s
+"""
+
+
+def _window(conversation: Conversation) -> list[WindowMessage]:
     """The newest unextracted messages that fit the window, oldest first."""
-    newest = list(
-        conversation.messages.filter(position__gt=conversation.extracted_through).order_by(
-            "-position"
-        )[: settings.EXTRACTION_WINDOW_MESSAGES]
-    )
-    window: list[Message] = []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _NEWEST_MESSAGES_SQL,
+            [conversation.pk, conversation.extracted_through, settings.EXTRACTION_WINDOW_MESSAGES],
+        )
+        newest = [WindowMessage(*row) for row in cursor.fetchall()]
+    window: list[WindowMessage] = []
     budget = settings.EXTRACTION_WINDOW_TOKENS
     for message in newest:
         tokens = estimate_tokens(message.content)
@@ -210,14 +265,16 @@ def _window(conversation: Conversation) -> list[Message]:
             break
         if not window and tokens > budget:
             # The newest message alone is too long: its beginning is read.
-            message.content = message.content[: budget * 4]
+            message = replace(message, content=message.content[: budget * 4])
         window.append(message)
         budget -= tokens
     window.reverse()
     return window
 
 
-def _skip_reason(run: ExtractionRun, window: list[Message], memory_settings: MemorySettings) -> str:
+def _skip_reason(
+    run: ExtractionRun, window: list[WindowMessage], memory_settings: MemorySettings
+) -> str:
     conversation = run.conversation
     if not memory_settings.memory_enabled:
         return SKIP_MEMORY_OFF
@@ -243,7 +300,7 @@ def _extract(run: ExtractionRun) -> None:
     window = _window(conversation)
     if window:
         run.window_first, run.window_last = window[0].position, window[-1].position
-    memory_settings = MemorySettings.for_user(conversation.owner)
+    memory_settings = _memory_settings(conversation.owner)
     reason = _skip_reason(run, window, memory_settings)
     if reason:
         run.status, run.skip_reason = RunStatus.SKIPPED, reason
@@ -253,11 +310,7 @@ def _extract(run: ExtractionRun) -> None:
             _advance(conversation, window[-1].position)
         return
     extractor = get_extractor(run.extractor)
-    messages = [
-        WindowMessage(id=m.pk, position=m.position, role=m.role, content=m.content)
-        for m in window
-        if not is_trivial(m.role, m.content)
-    ]
+    messages = [m for m in window if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
     kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
     reconciler = Reconciler(
@@ -276,15 +329,26 @@ def _extract(run: ExtractionRun) -> None:
         _advance(conversation, window[-1].position)
 
 
+def _memory_settings(user: User) -> MemorySettings:
+    """The user's settings, read with the run when they exist."""
+    try:
+        return user.memory_settings
+    except MemorySettings.DoesNotExist:
+        return MemorySettings.for_user(user)
+
+
 def _is_sensitive(candidate: Candidate) -> bool:
     text = f"{candidate.content}\n{candidate.quote}"
     return REDACTED in text or contains_sensitive(text)
 
 
 def _advance(conversation: Conversation, position: int) -> None:
-    Conversation.objects.filter(pk=conversation.pk, extracted_through__lt=position).update(
-        extracted_through=position
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Conversation._meta.db_table} SET extracted_through = %s "
+            "WHERE id = %s AND extracted_through < %s",
+            [position, conversation.pk, position],
+        )
 
 
 def _record_failure(run_id: int, exc: Exception, started: float) -> ExtractionRun:

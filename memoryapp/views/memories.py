@@ -196,6 +196,8 @@ def _list_page(
     }
     htmx = request.htmx
     if htmx and not htmx.history_restore_request and htmx.target in LIST_PARTS:
+        # New results bring the sort choices that fit them ("Best match" while searching).
+        context["sort_oob"] = htmx.target == "memory-results"
         response = render(request, f"{template_name}#{htmx.target}", context)
         if htmx.target == "memory-results" and htmx.trigger != "memory-reloader":
             # The address bar gets the filters in their short form (no defaults, no page);
