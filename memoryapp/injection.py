@@ -26,23 +26,23 @@ import json
 import math
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import MemorySettings, Project
 from memoryapp.models import AccessLog, Conversation, Kind, Memory, MemoryQuerySet, Scope
 from memoryapp.retrieval import (
-    SCORING_FIELDS,
+    RecalledMemory,
     ScoredMemory,
     access_lexemes,
     candidates,
-    load,
     member_project_ids,
     rank,
     scored,
@@ -93,7 +93,26 @@ def one_line(content: str) -> str:
     return _WHITESPACE.sub(" ", content).strip()
 
 
-def render(sections: dict[str, list[Memory]], fmt: str) -> str:
+# Pinned memories are always candidates, up to this many (the first made).
+PINNED_LIMIT = 100
+
+
+_RECALLED_COLUMNS = [
+    "id" if column.name == "pk" else column.name for column in fields(RecalledMemory)
+]
+
+
+def load_candidates(pool: MemoryQuerySet, match_ids: Iterable[int]) -> list[RecalledMemory]:
+    """The matched memories and the first PINNED_LIMIT pinned ones of ``pool``, in one query."""
+    matched = Memory.objects.filter(pk__in=list(match_ids)).values_list(*_RECALLED_COLUMNS)
+    pinned = pool.filter(pinned=True).order_by("id").values_list(*_RECALLED_COLUMNS)
+    # UNION ALL, not UNION: a pinned match comes twice, cheaper to drop here than to compare
+    # every column of every row in the database.
+    rows = {row[0]: row for row in matched.union(pinned[:PINNED_LIMIT], all=True)}
+    return [RecalledMemory(*row) for row in rows.values()]
+
+
+def render(sections: dict[str, list[RecalledMemory]], fmt: str) -> str:
     """The prompt block for the memories of each scope ("" when there are none)."""
     filled = [(scope, sections.get(scope, [])) for scope in SCOPES if sections.get(scope)]
     if not filled:
@@ -120,11 +139,11 @@ def render(sections: dict[str, list[Memory]], fmt: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def memory_tokens(memory: Memory) -> int:
+def memory_tokens(memory: RecalledMemory) -> int:
     return estimate_tokens(f"- {one_line(memory.content)}\n")
 
 
-def block_order(memory: Memory) -> tuple[int, int, int]:
+def block_order(memory: RecalledMemory) -> tuple[int, int, int]:
     return (0 if memory.pinned else 1, KIND_ORDER.get(memory.kind, len(KIND_ORDER)), memory.pk)
 
 
@@ -144,12 +163,17 @@ class PreviewRequest:
     as_of: datetime | None = None
 
     @property
+    def depth(self) -> int:
+        """How many hits each search (keyword, vector) contributes."""
+        return max(self.limit, 40)
+
+    @property
     def query(self) -> str:
         recent = [text for text in self.recent_messages if text.strip()][-RECENT_MESSAGES:]
         return "\n".join([*recent, self.message])
 
 
-def _entry(item: ScoredMemory, tokens: int) -> dict[str, Any]:
+def _entry(item: ScoredMemory[RecalledMemory], tokens: int) -> dict[str, Any]:
     memory = item.memory
     return {
         "id": memory.pk,
@@ -207,10 +231,12 @@ def chat_pool(
 
 
 def _select(
-    ranked: list[ScoredMemory], request: PreviewRequest
-) -> tuple[dict[str, list[tuple[ScoredMemory, int]]], list[dict[str, Any]]]:
+    ranked: list[ScoredMemory[RecalledMemory]], request: PreviewRequest
+) -> tuple[dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]], list[dict[str, Any]]]:
     """Apply the limit, then each scope's budget, then the total budget (trim order)."""
-    chosen: dict[str, list[tuple[ScoredMemory, int]]] = {scope: [] for scope in SCOPES}
+    chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]] = {
+        scope: [] for scope in SCOPES
+    }
     dropped: list[dict[str, Any]] = []
     used = dict.fromkeys(chosen, 0)
     for position, item in enumerate(ranked):
@@ -232,7 +258,9 @@ def _select(
     return chosen, dropped
 
 
-def _render_chosen(chosen: dict[str, list[tuple[ScoredMemory, int]]], fmt: str) -> str:
+def _render_chosen(
+    chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]], fmt: str
+) -> str:
     return render(
         {
             scope: sorted((item.memory for item, _tokens in items), key=block_order)
@@ -251,20 +279,31 @@ def record_access(
     conversation: Conversation | None,
     block_hash: str,
 ) -> None:
-    """One set-based UPDATE of the injected memories' use, and one access log row."""
+    """One set-based UPDATE of the injected memories' use, and one access log row.
+
+    Both commit together, without waiting for the disk (unless the caller runs
+    inside its own transaction): they are bookkeeping, so a crash may lose the
+    last fraction of a second of them, never anything a user wrote, and the
+    preview does not wait for a flush.
+    """
     now = timezone.now()
-    Memory.objects.filter(pk__in=memory_ids).update(
-        access_count=F("access_count") + 1, last_accessed_at=now
-    )
-    AccessLog.objects.create(
-        user=user,
-        api_token=api_token,
-        client=client[:100],
-        conversation=conversation,
-        memory_ids=memory_ids,
-        block_hash=block_hash,
-        created_at=now,
-    )
+    own_transaction = not connection.in_atomic_block
+    with transaction.atomic():
+        if own_transaction:
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit = off")
+        Memory.objects.filter(pk__in=memory_ids).update(
+            access_count=F("access_count") + 1, last_accessed_at=now
+        )
+        AccessLog.objects.create(
+            user=user,
+            api_token=api_token,
+            client=client[:100],
+            conversation=conversation,
+            memory_ids=memory_ids,
+            block_hash=block_hash,
+            created_at=now,
+        )
 
 
 def injection_preview(
@@ -307,14 +346,11 @@ def _build(
         project_ids=project_ids,
     )
     access = access_lexemes(user, project_ids)
-    ranking = rank(pool, request.query, depth=max(request.limit, 40), access=access)
-    pinned_ids = list(pool.filter(pinned=True).order_by("id").values_list("id", flat=True)[:100])
+    ranking = rank(pool, request.query, depth=request.depth, access=access)
     now = request.as_of or timezone.now()
     ranked = [
         item
-        for item in scored(
-            load({*ranking.matches, *pinned_ids}, only=SCORING_FIELDS), ranking.matches, now
-        )
+        for item in scored(load_candidates(pool, ranking.matches), ranking.matches, now)
         if item.memory.pinned or item.score >= request.min_score
     ]
     ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))

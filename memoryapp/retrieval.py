@@ -4,7 +4,10 @@
    conversation's), active, alive and valid at ``as_of`` (default now), narrowed
    by the filters (kind, scope, project, tags, creation date range).
 2. Keyword search: PostgreSQL full text (``textsearch.py`` makes Chinese work),
-   any query term matching, ranked by ``ts_rank_cd``.
+   any query term matching, ranked by how many of the query's terms a memory
+   contains. (``ts_rank_cd`` of such an OR query counts the terms' occurrences
+   instead, at several times the cost per row, and a large user's query
+   matches thousands of rows.)
 3. Vector search: cosine distance to the query's embedding, only over vectors
    made by the configured model. pgvector 0.6 filters an HNSW scan *after* it
    found the ``hnsw.ef_search`` nearest rows of the whole table, so a user with
@@ -27,13 +30,13 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
+from django.contrib.postgres.search import SearchQuery
+from django.core.exceptions import EmptyResultSet
 from django.db import connection, transaction
-from django.db.models import F, Q, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -81,8 +84,8 @@ MIN_COMMON_ROWS = 1000
 KEEP_WHEN_ALL_COMMON = 3
 # The keyword search's cost grows with the rows its terms match: it uses the rarest few.
 MAX_QUERY_TERMS = 8
-COMMON_LEXEMES_CACHE_SECONDS = 300.0
-_common_cache: tuple[float, dict[str, float]] | None = None
+STATISTICS_CACHE_SECONDS = 300.0
+_statistics_cache: tuple[float, TableStatistics] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,16 +124,39 @@ class Degraded:
         return {"code": self.code, "message": self.message, "command": self.command}
 
 
+@dataclass(slots=True)
+class RecalledMemory:
+    """A memory as the injection preview scores and shows it: only those columns, read as
+    plain rows, not model instances (a preview handles a hundred or more, and building
+    models was a good part of its time)."""
+
+    pk: int
+    kind: str
+    scope: str
+    project_id: int | None
+    content: str
+    importance: float
+    confidence: float
+    pinned: bool
+    valid_from: datetime
+    last_accessed_at: datetime | None
+    access_count: int
+
+
+# What scored() reads: a whole memory, or just those columns.
+MemoryT = TypeVar("MemoryT", Memory, RecalledMemory)
+
+
 @dataclass
-class ScoredMemory:
-    memory: Memory
+class ScoredMemory(Generic[MemoryT]):
+    memory: MemoryT
     score: float
     parts: dict[str, Any]
 
 
 @dataclass
 class SearchResult:
-    memories: list[ScoredMemory]
+    memories: list[ScoredMemory[Memory]]
     degraded: Degraded | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -163,37 +189,50 @@ def candidates(
     return filters.apply(memories)
 
 
-def common_lexemes() -> dict[str, float]:
-    """Lexemes in more than MAX_TERM_SHARE of memories (and MIN_COMMON_ROWS), with their share.
+@dataclass(frozen=True)
+class TableStatistics:
+    """What PostgreSQL's statistics (kept by autovacuum's ANALYZE) say of the memory table."""
 
-    Read from PostgreSQL's own statistics of the search vector column (kept by
-    autovacuum's ANALYZE), at most every few minutes; empty on a small table.
-    """
-    global _common_cache
+    # The planner's estimate of its size.
+    rows: int
+    # Lexemes in more than MAX_TERM_SHARE of memories (and MIN_COMMON_ROWS), with their share;
+    # empty on a small table.
+    common_lexemes: dict[str, float]
+
+
+def table_statistics() -> TableStatistics:
+    """Read at most every few minutes: they change slowly, and recall needs them every time."""
+    global _statistics_cache
     now = time.monotonic()
-    if _common_cache is not None and now - _common_cache[0] < COMMON_LEXEMES_CACHE_SECONDS:
-        return _common_cache[1]
+    if _statistics_cache is not None and now - _statistics_cache[0] < STATISTICS_CACHE_SECONDS:
+        return _statistics_cache[1]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples "
-            "FROM pg_stats s JOIN pg_class c ON c.oid = 'memoryapp_memory'::regclass "
-            "WHERE s.schemaname = current_schema() AND s.tablename = 'memoryapp_memory' "
-            "AND s.attname = 'search_vector'"
+            "SELECT c.reltuples, s.most_common_elems::text::text[], s.most_common_elem_freqs "
+            "FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema() "
+            "AND s.tablename = 'memoryapp_memory' AND s.attname = 'search_vector' "
+            "WHERE c.oid = 'memoryapp_memory'::regclass"
         )
         row = cursor.fetchone()
+    rows = max(float(row[0]) if row else 0.0, 1.0)  # -1 before the first ANALYZE
     common: dict[str, float] = {}
-    if row and row[0]:
-        least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / max(float(row[2]), 1.0))
+    if row and row[1]:
+        least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / rows)
         # The frequencies end with three summary numbers, which zip leaves out.
         common = {
-            lexeme: share for lexeme, share in zip(row[0], row[1], strict=False) if share > least
+            lexeme: share for lexeme, share in zip(row[1], row[2], strict=False) if share > least
         }
-    _common_cache = (now, common)
-    return common
+    statistics = TableStatistics(int(rows), common)
+    _statistics_cache = (now, statistics)
+    return statistics
 
 
-def _raw_tsquery(text: str) -> str:
-    """The OR query for ``text``: its rarest terms, at most MAX_QUERY_TERMS, latest first.
+def common_lexemes() -> dict[str, float]:
+    return table_statistics().common_lexemes
+
+
+def _query_terms(text: str) -> list[str]:
+    """The terms to search for ``text`` (raw tsqueries): its rarest, at most MAX_QUERY_TERMS.
 
     Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
     else is left; among equally rare terms the ones said last (the new message
@@ -211,9 +250,9 @@ def _raw_tsquery(text: str) -> str:
     kept = [lexeme for lexeme in rarest_first if lexeme not in common]
     kept = kept[:MAX_QUERY_TERMS] or rarest_first[:KEEP_WHEN_ALL_COMMON]
     # A lone CJK character stays a prefix, as in textsearch.tsquery.
-    return " | ".join(
+    return [
         f"'{lexeme}'" + (":*" if len(lexeme) == 1 and is_cjk(lexeme) else "") for lexeme in kept
-    )
+    ]
 
 
 def member_project_ids(user: User) -> list[int]:
@@ -226,41 +265,58 @@ def access_lexemes(user: User, project_ids: Sequence[int]) -> tuple[str, ...]:
     return (f"ownerid{user.pk}", *(f"projectid{pk}" for pk in project_ids))
 
 
-def keyword_queryset(
+def keyword_sql(
     memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
-) -> QuerySet[Any, Any] | None:
-    """(id, ts_rank_cd) of the memories matching any term of ``text``; None if nothing to match.
+) -> tuple[str, list[Any]] | None:
+    """SQL and parameters of (id, terms matched) of the memories matching any term of
+    ``text``, best first, ties by id; None if there is nothing to match.
 
-    ``access`` (the caller's access_lexemes) lets the GIN index keep only the
-    caller's rows; ``memories`` still decides exactly what is visible.
+    ``access`` (the caller's access_lexemes) lets the GIN index over the search vector and
+    those lexemes find just the caller's matching rows; ``memories``' conditions (which
+    still decide exactly what is visible) then filter only those. The subquery's OFFSET 0
+    keeps them there: the planner cannot know that the lexemes already select the caller's
+    rows, and would also scan an owner index for them, which for a large user (100,000
+    entries) costs more than the rest of the search.
     """
-    raw = _raw_tsquery(text)
-    if not raw:
+    terms = _query_terms(text)
+    if not terms:
         return None
-    query = SearchQuery(raw, search_type="raw", config="simple")
+    any_term = " | ".join(terms)
+    table = connection.ops.quote_name(Memory._meta.db_table)
     if access:
         allowed = " | ".join(f"'{lexeme}'" for lexeme in access)
-        memories = memories.alias(
-            access_document=RawSQL(ACCESS_DOCUMENT_SQL, [], output_field=SearchVectorField())
-        ).filter(
-            access_document=SearchQuery(
-                f"({allowed}) & ({raw})", search_type="raw", config="simple"
-            )
+        source = (
+            f"(SELECT * FROM {table} WHERE {ACCESS_DOCUMENT_SQL} @@ to_tsquery('simple', %s) "
+            f"OFFSET 0) AS {table}"
         )
+        source_params = [f"({allowed}) & ({any_term})"]
     else:
-        memories = memories.filter(search_vector=query)
+        memories = memories.filter(
+            search_vector=SearchQuery(any_term, search_type="raw", config="simple")
+        )
+        source, source_params = table, []
+    try:
+        pool_sql, pool_params = memories.values("id", "search_vector").query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    pool_sql = pool_sql.replace(f" FROM {table} ", f" FROM {source} ", 1)
+    terms_matched = " + ".join(["(search_vector @@ to_tsquery('simple', %s))::int"] * len(terms))
     return (
-        memories.annotate(rank=SearchRank(F("search_vector"), query, cover_density=True))
-        .order_by("-rank", "id")
-        .values_list("id", "rank")[:limit]
+        f"SELECT id, {terms_matched} AS rank FROM ({pool_sql}) AS hit "
+        "ORDER BY rank DESC, id LIMIT %s",
+        [*terms, *source_params, *pool_params, limit],
     )
 
 
 def keyword_hits(
     memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
 ) -> list[tuple[int, float]]:
-    rows = keyword_queryset(memories, text, limit, access)
-    return [] if rows is None else [(memory_id, float(rank)) for memory_id, rank in rows]
+    query = keyword_sql(memories, text, limit, access)
+    if query is None:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(*query)
+        return [(memory_id, float(rank)) for memory_id, rank in cursor.fetchall()]
 
 
 def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
@@ -310,7 +366,9 @@ def hnsw_ef_search(limit: int, size: int) -> int:
     """Enough of the index's nearest rows that HNSW_EXPECTED_HITS (at most ``limit``) of them
     are likely the caller's: the index's cost grows with ef_search."""
     wanted = min(limit, HNSW_EXPECTED_HITS)
-    return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * _table_rows() / size)))
+    return min(
+        MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * table_statistics().rows / size))
+    )
 
 
 def hnsw_nearest(
@@ -349,16 +407,6 @@ def vector_hits(
     return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
 
 
-def _table_rows() -> int:
-    """The planner's estimate of the memory table's size (no scan)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT reltuples::bigint FROM pg_class WHERE oid = 'memoryapp_memory'::regclass"
-        )
-        row = cursor.fetchone()
-    return max(int(row[0]) if row else 0, 1)
-
-
 def fuse(ranked_lists: Iterable[Sequence[int]]) -> dict[int, float]:
     """Reciprocal rank fusion: each list adds 1 / (RRF_K + rank) for the ids it ranks."""
     fused: dict[int, float] = {}
@@ -368,7 +416,9 @@ def fuse(ranked_lists: Iterable[Sequence[int]]) -> dict[int, float]:
     return fused
 
 
-def score_parts(memory: Memory, relevance: float, now: datetime) -> dict[str, float]:
+def score_parts(
+    memory: Memory | RecalledMemory, relevance: float, now: datetime
+) -> dict[str, float]:
     """Each factor of the score in 0..1 (weights in WEIGHTS)."""
     last_seen = max(memory.valid_from, memory.last_accessed_at or memory.valid_from)
     age_days = max((now - last_seen).total_seconds() / 86400, 0.0)
@@ -474,8 +524,8 @@ def _ms_since(started: float) -> float:
 
 
 def scored(
-    memories: Iterable[Memory], matches: dict[int, dict[str, Any]], now: datetime
-) -> list[ScoredMemory]:
+    memories: Iterable[MemoryT], matches: dict[int, dict[str, Any]], now: datetime
+) -> list[ScoredMemory[MemoryT]]:
     """Score each memory from its match (or none: relevance 0), best first, ties by id."""
     result = []
     for memory in memories:
@@ -498,27 +548,9 @@ def scored(
     return result
 
 
-# What scoring and a prompt block read; loading only these keeps recall fast.
-SCORING_FIELDS = (
-    "id",
-    "kind",
-    "scope",
-    "project_id",
-    "content",
-    "importance",
-    "confidence",
-    "pinned",
-    "valid_from",
-    "last_accessed_at",
-    "access_count",
-)
-
-
-def load(ids: Iterable[int], *, only: Sequence[str] = ()) -> list[Memory]:
+def load(ids: Iterable[int]) -> list[Memory]:
     """The memories with these ids, without their vectors (large, and not needed to show them)."""
     memories = Memory.objects.filter(pk__in=list(ids))
-    if only:
-        return list(memories.only(*only))
     return list(memories.defer("embedding", "search_vector", "search_document"))
 
 

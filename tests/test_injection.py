@@ -5,6 +5,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import MemorySettings
@@ -192,6 +193,48 @@ def test_injection_counts_use_and_logs_access(alice):
     log = AccessLog.objects.get()
     assert sorted(log.memory_ids) == sorted([first.pk, second.pk])
     assert log.block_hash == result["hash"] and log.client == "desk app"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_use_and_the_access_log_are_committed_together(alice):
+    """Outside a caller's transaction the bookkeeping commits on its own (without waiting
+    for the disk)."""
+    memory = remember(alice, "Tea at nine")
+
+    result = preview(alice)
+
+    assert connection.get_autocommit()
+    memory.refresh_from_db()
+    assert memory.access_count == 1 and memory.last_accessed_at is not None
+    assert AccessLog.objects.get().memory_ids == ids(result) == [memory.pk]
+
+
+def test_counting_use_touches_no_index(alice):
+    """Use counts change on every preview: PostgreSQL updates such rows in place (HOT),
+    without new index entries, only while no index covers the columns it writes."""
+    # Not embedded: the test's one transaction keeps every earlier row version, and pages
+    # of rows with vectors would fill up.
+    memories = [
+        services.memory_create(owner=alice, content=f"Tea at {hour}")
+        for hour in ("nine", "ten", "noon")
+    ]
+
+    def updates() -> tuple[int, int, list[str]]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_stat_get_xact_tuples_updated(oid), "
+                "pg_stat_get_xact_tuples_hot_updated(oid), reloptions "
+                "FROM pg_class WHERE oid = 'memoryapp_memory'::regclass"
+            )
+            return cursor.fetchone()
+
+    updated_before, hot_before, _options = updates()
+    preview(alice)
+    updated, hot, options = updates()
+
+    assert updated - updated_before == hot - hot_before == len(memories)
+    # Room on each page for the new versions (migration 0006).
+    assert "fillfactor=90" in options
 
 
 def test_dry_run_changes_nothing(alice):

@@ -199,6 +199,41 @@ def test_small_user_among_a_large_table_still_gets_vector_hits(alice):
     assert contents(search_memories(alice, text, mode="vector")) == ["my editor is neovim"]
 
 
+def test_keyword_search_ranks_by_how_many_query_terms_a_memory_has(alice):
+    from memoryapp import retrieval
+
+    one = remember(alice, "Bridge bridge bridge inspection")
+    three = remember(alice, "Budget report for the bridge")
+    two = remember(alice, "The bridge budget")
+    also_one = remember(alice, "Bridge photos")
+    chinese = remember(alice, "预算 报告 桥")
+    remember(alice, "Lunch at noon")
+
+    for access in ((), retrieval.access_lexemes(alice, [])):
+        hits = retrieval.keyword_hits(candidates(alice), "bridge budget report", 10, access)
+        # Repeating a term does not count twice; equal counts go by id.
+        assert hits == [(three.pk, 3.0), (two.pk, 2.0), (one.pk, 1.0), (also_one.pk, 1.0)]
+    # A lone CJK character matches as a prefix, and counts.
+    hits = retrieval.keyword_hits(candidates(alice), "预算 报告 桥", 10)
+    assert hits == [(chinese.pk, 3.0)]
+
+
+def test_the_keyword_indexes_keep_no_pending_list():
+    """Every search would read a GIN index's pending list in full (migration 0007)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, reloptions FROM pg_class "
+            "WHERE relname IN ('memory_search_idx', 'memory_search_access_idx')"
+        )
+        options = dict(cursor.fetchall())
+    assert options == {
+        "memory_search_idx": ["fastupdate=off"],
+        "memory_search_access_idx": ["fastupdate=off"],
+    }
+
+
 def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatch):
     from django.db import connection
 
@@ -207,12 +242,12 @@ def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatc
     for n in range(40):
         remember(alice, f"Project meeting notes number {n}")
     target = remember(alice, "Project budget for the bridge")
-    monkeypatch.setattr(retrieval, "_common_cache", None)
+    monkeypatch.setattr(retrieval, "_statistics_cache", None)
     assert len(retrieval.keyword_hits(candidates(alice), "project bridge", 100)) == 41
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memoryapp_memory")
-    monkeypatch.setattr(retrieval, "_common_cache", None)
+    monkeypatch.setattr(retrieval, "_statistics_cache", None)
     # As if the table were large: here one row is already 2.4% of it.
     monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.5)
     monkeypatch.setattr(retrieval, "MIN_COMMON_ROWS", 10)
@@ -222,4 +257,4 @@ def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatc
     assert [memory_id for memory_id, _rank in hits] == [target.pk]
     # A query of common terms only still searches them.
     assert len(retrieval.keyword_hits(candidates(alice), "project", 100)) == 41
-    monkeypatch.setattr(retrieval, "_common_cache", None)
+    monkeypatch.setattr(retrieval, "_statistics_cache", None)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from django.http import HttpResponse
 from ninja import Field, Router, Schema
+from pydantic import BaseModel
 
 from memoryapp.api.auth import ApiRequest
 from memoryapp.api.errors import ApiError
@@ -51,7 +52,10 @@ class PreviewIn(Schema):
     client: str = Field("", max_length=100, description="Your app's name, for the access log.")
 
 
-class PreviewMemory(Schema):
+# The preview's answer is built as plain dicts, so its schemas are plain pydantic models:
+# ninja's Schema reads every field through a getter meant for ORM objects, which costs
+# about 10 ms for a preview with a hundred or more memories.
+class PreviewMemory(BaseModel):
     id: int
     kind: str
     scope: str
@@ -67,7 +71,7 @@ class DroppedMemory(PreviewMemory):
     reason: Literal["limit", "scope_budget", "total_budget"]
 
 
-class PreviewOut(Schema):
+class PreviewOut(BaseModel):
     enabled: bool
     reason: str | None = Field(None, description="memory_disabled or temporary_conversation")
     message: str
