@@ -31,7 +31,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -138,9 +138,9 @@ class Known:
     created: Memory | None = None
     superseded: bool = False
 
-    @cached_property
-    def words(self) -> set[str]:
-        return set(terms(self.content))
+    @property
+    def words(self) -> frozenset[str]:
+        return words_of(self.content)
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Known:
@@ -167,13 +167,19 @@ class Lookup:
     by_vector: list[tuple[float, Known]] = field(default_factory=list)
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+@lru_cache(maxsize=4096)
+def words_of(text: str) -> frozenset[str]:
+    """The terms Jaccard compares; the same memories come up run after run."""
+    return frozenset(terms(text))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
 
 
-def _prefilter_query(candidate_terms: set[str], threshold: float) -> str:
+def _prefilter_query(candidate_terms: frozenset[str], threshold: float) -> str:
     """Terms of which any near-duplicate must contain at least one, as a raw OR tsquery.
 
     A memory with Jaccard ≥ t shares at least t·|A| of the candidate's |A|
@@ -268,7 +274,7 @@ class Reconciler:
             scope,
             {
                 "queries": [
-                    _prefilter_query(set(terms(c.content)), self.threshold) for c in candidates
+                    _prefilter_query(words_of(c.content), self.threshold) for c in candidates
                 ],
                 "kinds": [c.kind for c in candidates],
                 "subjects": [c.subject for c in candidates],
@@ -283,7 +289,7 @@ class Reconciler:
                 and known.subject == candidate.subject
             ):
                 lookups[index].by_subject.append(known)
-            if known.words & set(terms(candidate.content)):
+            if known.words & words_of(candidate.content):
                 lookups[index].by_words.append(known)
 
     def _find_neighbours(
@@ -316,7 +322,7 @@ class Reconciler:
     def _same_in(self, candidate: Candidate, lookup: Lookup) -> Known | None:
         """A current memory (or a rejected one) that says what the candidate says."""
         created = self._created[self._scope(candidate)]
-        candidate_terms = set(terms(candidate.content))
+        candidate_terms = words_of(candidate.content)
         best: tuple[float, Known] | None = None
         for known in [*lookup.by_words, *created]:
             score = jaccard(candidate_terms, known.words)
