@@ -23,7 +23,9 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
@@ -280,23 +282,28 @@ def explain(user_id: int, small_id: int, body: dict[str, object]) -> None:
         print(f"\n--- keyword search, {label} ---")
         keyword = keyword_sql(pool, text, depth, access_lexemes(user, project_ids))
         if keyword is not None:
-            with connection.cursor() as cursor:
-                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + keyword[0], keyword[1])
-                print("\n".join(row[0] for row in cursor.fetchall()))
+            print(explain_analyze(*keyword))
         embedded = embedded_with(pool, provider.model_name)
         plan, size = vector_plan(embedded)
         print(f"\n--- vector search, {label}: {plan} plan (candidates ≥ {size:,}) ---")
         if plan == "exact":
-            sql, params = exact_nearest_sql(embedded, vector, depth)
-            with connection.cursor() as cursor:
-                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
-                print("\n".join(row[0] for row in cursor.fetchall()))
+            print(explain_analyze(*exact_nearest_sql(embedded, vector, depth)))
         else:
             with transaction.atomic():
                 ef_search = hnsw_ef_search(depth, size)
                 set_ef_search(ef_search)
                 print(f"hnsw.ef_search = {ef_search}")
-                print(hnsw_nearest(embedded, vector, depth).explain(analyze=True, buffers=True))
+                nearest = hnsw_nearest(embedded, vector, depth).query.sql_with_params()
+                print(explain_analyze(*nearest))
+
+
+def explain_analyze(sql: str, params: Sequence[Any]) -> str:
+    """EXPLAIN (ANALYZE, BUFFERS) of a query run once just before: the connection is new
+    after the concurrent clients, and a new server process plans its first query slowly."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
 
 
 def main() -> None:

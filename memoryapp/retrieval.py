@@ -299,7 +299,10 @@ def keyword_sql(
         pool_sql, pool_params = memories.values("id", "search_vector").query.sql_with_params()
     except EmptyResultSet:
         return None
-    pool_sql = pool_sql.replace(f" FROM {table} ", f" FROM {source} ", 1)
+    select, found, rest = pool_sql.partition(f" FROM {table} ")
+    if not found:  # Never silently search without the match condition.
+        raise RuntimeError(f"No FROM {table} in the candidates' SQL: {pool_sql}")
+    pool_sql = f"{select} FROM {source} {rest}"
     terms_matched = " + ".join(["(search_vector @@ to_tsquery('simple', %s))::int"] * len(terms))
     return (
         f"SELECT id, {terms_matched} AS rank FROM ({pool_sql}) AS hit "
