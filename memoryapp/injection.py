@@ -37,6 +37,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import MemorySettings, Project
+from memoryapp import side_connections
 from memoryapp.models import AccessLog, Conversation, Kind, Memory, MemoryQuerySet, Scope
 from memoryapp.retrieval import (
     RecalledMemory,
@@ -283,8 +284,8 @@ def record_access(
 
     Both commit together, without waiting for the disk (unless the caller runs
     inside its own transaction): they are bookkeeping, so a crash may lose the
-    last fraction of a second of them, never anything a user wrote, and the
-    preview does not wait for a flush.
+    last fraction of a second of them, never anything a user wrote. The preview
+    runs this after it has answered (side_connections.after).
     """
     now = timezone.now()
     own_transaction = not connection.in_atomic_block
@@ -363,7 +364,9 @@ def _build(
         for item, tokens in sorted(chosen[scope], key=lambda pair: block_order(pair[0].memory))
     ]
     if selected and not request.dry_run:
-        record_access(
+        # Bookkeeping: the answer does not wait for it.
+        side_connections.after(
+            record_access,
             user=user,
             memory_ids=[entry["id"] for entry in selected],
             api_token=api_token,

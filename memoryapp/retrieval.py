@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -41,6 +41,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from accounts.models import Project
+from memoryapp import side_connections
 from memoryapp.embeddings import (
     FIX_COMMAND,
     EmbeddingError,
@@ -142,6 +143,8 @@ class RecalledMemory:
     last_accessed_at: datetime | None
     access_count: int
 
+
+T = TypeVar("T")
 
 # What scored() reads: a whole memory, or just those columns.
 MemoryT = TypeVar("MemoryT", Memory, RecalledMemory)
@@ -486,22 +489,28 @@ def rank(
     ``access``: the searching user's access_lexemes (faster keyword search for a large user)."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
-    keyword: list[tuple[int, float]] = []
-    if mode != "vector":
-        started = time.perf_counter()
-        keyword = keyword_hits(memories, text, depth, access)
-        timings["keyword_ms"] = _ms_since(started)
-        ranked_lists.append([memory_id for memory_id, _rank in keyword])
+    # The keyword search runs on a side connection while this one runs the vector search.
+    keyword_search = (
+        side_connections.start(_timed, keyword_hits, memories, text, depth, access)
+        if mode != "vector"
+        else None
+    )
     vector: list[tuple[int, float]] = []
-    degraded = None
+    degraded: Degraded | None = None
     if mode != "keyword":
-        started = time.perf_counter()
-        vector, degraded = similar_memories(
-            memories, text, limit=depth, min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY
+        (vector, degraded), timings["vector_ms"] = _timed(
+            similar_memories,
+            memories,
+            text,
+            limit=depth,
+            min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY,
         )
-        timings["vector_ms"] = _ms_since(started)
-        if degraded is None:
-            ranked_lists.append([memory_id for memory_id, _sim in vector])
+    keyword: list[tuple[int, float]] = []
+    if keyword_search is not None:
+        keyword, timings["keyword_ms"] = keyword_search.result()
+        ranked_lists.append([memory_id for memory_id, _rank in keyword])
+    if mode != "keyword" and degraded is None:
+        ranked_lists.append([memory_id for memory_id, _sim in vector])
     # Normalised so that a memory ranked first by every list searched has relevance 1.
     best = max(len(ranked_lists), 1) / (RRF_K + 1)
     keyword_rank = {memory_id: n for n, (memory_id, _) in enumerate(keyword, start=1)}
@@ -524,6 +533,12 @@ NO_MATCH = {"relevance": 0.0, "keyword_rank": None, "vector_rank": None, "simila
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
+
+
+def _timed(work: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float]:
+    """``work``'s result, and how long it took (ms)."""
+    started = time.perf_counter()
+    return work(*args, **kwargs), _ms_since(started)
 
 
 def scored(

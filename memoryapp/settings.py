@@ -203,6 +203,10 @@ MEMORY_EMBEDDING_TIMEOUT = envfloat("MEMORY_EMBEDDING_TIMEOUT", 10.0)
 MEMORY_EMBEDDING_BATCH_SIZE = envint("MEMORY_EMBEDDING_BATCH_SIZE", 64)
 MEMORY_EMBEDDING_MAX_RETRIES = envint("MEMORY_EMBEDDING_MAX_RETRIES", 3)
 MEMORY_RECALL_MIN_SIMILARITY = envfloat("MEMORY_RECALL_MIN_SIMILARITY", 0.2)
+# Extra database connections per process (memoryapp/side_connections.py): recall's keyword
+# search runs on one beside the vector search, and the injection preview's bookkeeping is
+# written on one after it answers. 0: everything on the request's connection, in turn.
+MEMORY_SIDE_CONNECTIONS = envint("MEMORY_SIDE_CONNECTIONS", 4)
 # The memory list's search box also lists memories at least this similar in meaning.
 MEMORY_SEARCH_MIN_SIMILARITY = envfloat("MEMORY_SEARCH_MIN_SIMILARITY", 0.3)
 # Requests per token (or signed-in browser) to the JSON API; empty turns the limit off.

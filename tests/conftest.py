@@ -19,6 +19,7 @@ from django.test import Client
 from django.utils import translation
 
 from accounts.models import Membership, MemorySettings, Project, Role, Team
+from memoryapp import side_connections
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
@@ -30,6 +31,14 @@ def default_language() -> Iterator[None]:
     translation.deactivate()
     yield
     translation.deactivate()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Work a test left on side connections (a preview's bookkeeping) ends before the
+    test's fixtures are torn down (a transactional test's tables are emptied), and its
+    connections close before the test database is dropped."""
+    side_connections.finish()
 
 
 def make_user(email: str, *, memory_enabled: bool = True, **extra: Any) -> Any:

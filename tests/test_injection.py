@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import MemorySettings
-from memoryapp import services
+from memoryapp import services, side_connections
 from memoryapp.injection import PreviewRequest, estimate_tokens, injection_preview
 from memoryapp.models import AccessLog, Conversation, Memory, Scope
 from tests.recall_helpers import remember
@@ -198,10 +198,11 @@ def test_injection_counts_use_and_logs_access(alice):
 @pytest.mark.django_db(transaction=True)
 def test_use_and_the_access_log_are_committed_together(alice):
     """Outside a caller's transaction the bookkeeping commits on its own (without waiting
-    for the disk)."""
+    for the disk), on a side connection, after the preview has answered."""
     memory = remember(alice, "Tea at nine")
 
     result = preview(alice)
+    side_connections.finish()
 
     assert connection.get_autocommit()
     memory.refresh_from_db()

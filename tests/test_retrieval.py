@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from memoryapp import services
+from memoryapp import retrieval, services, side_connections
 from memoryapp.embeddings import get_provider, vector_literal
 from memoryapp.models import Memory, Scope
 from memoryapp.retrieval import RRF_K, Filters, candidates, fuse, search_memories, vector_hits
@@ -258,3 +259,42 @@ def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatc
     # A query of common terms only still searches them.
     assert len(retrieval.keyword_hits(candidates(alice), "project", 100)) == 41
     monkeypatch.setattr(retrieval, "_statistics_cache", None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_keyword_search_runs_on_a_side_connection_beside_the_vector_search(
+    alice, settings, monkeypatch
+):
+    remember(alice, "I deploy the survey app with Docker Compose")
+    remember(alice, "The cluster uses kubernetes")
+    keyword_threads = []
+    keyword_hits = retrieval.keyword_hits
+
+    def recording_keyword_hits(*args, **kwargs):
+        keyword_threads.append(threading.current_thread().name)
+        return keyword_hits(*args, **kwargs)
+
+    monkeypatch.setattr(retrieval, "keyword_hits", recording_keyword_hits)
+    beside = search_memories(alice, "docker kubernetes")
+    settings.MEMORY_SIDE_CONNECTIONS = 0
+    side_connections.finish()
+    in_turn = search_memories(alice, "docker kubernetes")
+
+    assert keyword_threads[0].startswith("side-connection")
+    assert keyword_threads[1] == threading.current_thread().name
+    assert [(item.memory.pk, item.parts) for item in beside.memories] == [
+        (item.memory.pk, item.parts) for item in in_turn.memories
+    ]
+    assert sorted(contents(beside)) == [
+        "I deploy the survey app with Docker Compose",
+        "The cluster uses kubernetes",
+    ]
+
+
+def test_inside_a_transaction_keyword_search_stays_on_its_connection(alice):
+    """Another connection would not see what the open transaction wrote."""
+    remember(alice, "Invoices are due on the 5th")
+
+    assert contents(search_memories(alice, "invoices", mode="keyword")) == [
+        "Invoices are due on the 5th"
+    ]

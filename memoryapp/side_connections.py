@@ -1,0 +1,108 @@
+"""Database work on other connections than the request's, so it need not wait in line.
+
+Django gives each thread its own connection, so a small pool of threads is a
+pool of connections: recall runs its keyword search on one of them while the
+request's own connection runs the vector search (PostgreSQL runs the two side
+by side, on two cores), and the injection preview's bookkeeping is written
+there after the answer has gone out.
+
+Another connection cannot see what the caller's open transaction has written,
+so inside a transaction (``atomic``, and every test that runs inside one) the
+work runs at once on the caller's connection instead. ``MEMORY_SIDE_CONNECTIONS``
+= 0 does that always.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import ParamSpec, TypeVar
+
+from django.conf import settings
+from django.db import close_old_connections, connection, connections
+
+logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_executor: tuple[ThreadPoolExecutor, int] | None = None
+_executor_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor | None:
+    global _executor
+    size = settings.MEMORY_SIDE_CONNECTIONS
+    if size <= 0:
+        return None
+    with _executor_lock:
+        if _executor is None:
+            _executor = (ThreadPoolExecutor(size, thread_name_prefix="side-connection"), size)
+        return _executor[0]
+
+
+def finish() -> None:
+    """Wait for the side work under way and close the side connections (a database cannot
+    be dropped while they are open); the next side work opens new ones."""
+    global _executor
+    with _executor_lock:
+        executor, _executor = _executor, None
+    if executor is None:
+        return
+    pool, size = executor
+    # Each thread closes its own connection: the barrier holds each one's task until
+    # every thread has taken one.
+    barrier = threading.Barrier(size)
+    for _thread in range(size):
+        pool.submit(_close_connections, barrier)
+    pool.shutdown(wait=True)
+
+
+def _close_connections(barrier: threading.Barrier) -> None:
+    barrier.wait()
+    connections.close_all()
+
+
+def _on_side_connection(work: Callable[[], T]) -> T:
+    # As Django does around each request: a connection past CONN_MAX_AGE, or broken, is
+    # replaced before use.
+    close_old_connections()
+    return work()
+
+
+def _side_pool() -> ThreadPoolExecutor | None:
+    """The pool to use now: none inside a transaction, whose writes only its connection sees."""
+    return None if connection.in_atomic_block else _pool()
+
+
+def start(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+    """Start ``work`` on a side connection; its result (or exception) comes from the future.
+    Inside a transaction it has already run, on the caller's connection."""
+    pool = _side_pool()
+    if pool is not None:
+        return pool.submit(_on_side_connection, partial(work, *args, **kwargs))
+    done: Future[T] = Future()
+    try:
+        done.set_result(work(*args, **kwargs))
+    except Exception as exc:
+        done.set_exception(exc)
+    return done
+
+
+def after(work: Callable[P, None], *args: P.args, **kwargs: P.kwargs) -> None:
+    """Run ``work`` without waiting for it; a failure is logged. Inside a transaction it runs
+    now, on the caller's connection, and commits or fails with the caller's writes."""
+    pool = _side_pool()
+    if pool is None:
+        work(*args, **kwargs)
+        return
+    future = pool.submit(_on_side_connection, partial(work, *args, **kwargs))
+    future.add_done_callback(_log_failure)
+
+
+def _log_failure(future: Future[None]) -> None:
+    if (error := future.exception()) is not None:
+        logger.error("Background database work failed", exc_info=error)
