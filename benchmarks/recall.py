@@ -42,6 +42,7 @@ from django.test import Client  # noqa: E402
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
 from memoryapp.embeddings import get_provider, vector_literal  # noqa: E402
 from memoryapp.injection import PreviewRequest, chat_pool  # noqa: E402
+from memoryapp.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS  # noqa: E402
 from memoryapp.retrieval import (  # noqa: E402
     access_lexemes,
     embedded_with,
@@ -50,6 +51,7 @@ from memoryapp.retrieval import (  # noqa: E402
     hnsw_nearest,
     keyword_sql,
     member_project_ids,
+    pool_buckets,
     set_ef_search,
     vector_plan,
 )
@@ -76,7 +78,11 @@ CHINESE = (
     "咖啡 午饭 健身 旅行 航班 酒店 签证 护照 生日 礼物 音乐 钢琴 吉他 小说 花园 自行车 马拉松 "
     "医生 保险 工资 合同 客户 供应商 里程碑 需求 缺陷 修复 覆盖率 格式 风格 上海 北京 深圳 杭州"
 )
-REBUILT_INDEXES = ("memory_embedding_hnsw", "memory_search_idx", "memory_search_access_idx")
+REBUILT_INDEXES = (
+    *(f"{HNSW_INDEX_PREFIX}{bucket}" for bucket in range(VECTOR_BUCKETS)),
+    "memory_search_idx",
+    "memory_search_access_idx",
+)
 KINDS = ["preference", "fact", "lesson", "decision", "pattern", "goal", "context"]
 
 
@@ -289,12 +295,14 @@ def explain(user_id: int, small_id: int, body: dict[str, object]) -> None:
         if plan == "exact":
             print(explain_analyze(*exact_nearest_sql(embedded, vector, depth)))
         else:
+            buckets = pool_buckets(user.pk)
             with transaction.atomic():
-                ef_search = hnsw_ef_search(depth, size)
+                ef_search = hnsw_ef_search(depth, size, buckets)
                 set_ef_search(ef_search)
                 print(f"hnsw.ef_search = {ef_search}")
-                nearest = hnsw_nearest(embedded, vector, depth).query.sql_with_params()
-                print(explain_analyze(*nearest))
+                for bucket in buckets:
+                    nearest = hnsw_nearest(embedded, vector, depth, bucket)
+                    print(explain_analyze(*nearest.query.sql_with_params()))
 
 
 def explain_analyze(sql: str, params: Sequence[Any]) -> str:

@@ -45,6 +45,7 @@ from memoryapp.retrieval import (
     access_lexemes,
     candidates,
     member_project_ids,
+    pool_buckets,
     rank,
     scored,
 )
@@ -347,7 +348,9 @@ def _build(
         project_ids=project_ids,
     )
     access = access_lexemes(user, project_ids)
-    ranking = rank(pool, request.query, depth=request.depth, access=access)
+    # The pool's projects: the one the chat names, if any.
+    buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
+    ranking = rank(pool, request.query, depth=request.depth, access=access, buckets=buckets)
     now = request.as_of or timezone.now()
     ranked = [
         item

@@ -9,8 +9,9 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, When
 from django.db.models.fields.json import KT
+from django.db.models.functions import Mod
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
@@ -26,6 +27,22 @@ class Scope(models.TextChoices):
     USER = "user", _("Personal")
     PROJECT = "project", _("Project")
     CONVERSATION = "conversation", _("Conversation")
+
+
+# Vectors are indexed by HNSW in this many partial indexes, one per bucket of pools: a
+# project's memories go to the project id's bucket, everyone else's to their owner id's.
+# pgvector 0.6 filters an HNSW scan only after it, so a search must scan enough of an
+# index's nearest rows that enough are the caller's; within one bucket they are a larger
+# share than in the whole table (retrieval.vector_hits).
+VECTOR_BUCKETS = 8
+
+
+HNSW_INDEX_PREFIX = "memory_embedding_hnsw_"
+
+
+def vector_bucket(pool_id: int) -> int:
+    """The bucket of a pool's vectors: a user's or a project's id."""
+    return pool_id % VECTOR_BUCKETS
 
 
 class Kind(models.TextChoices):
@@ -195,6 +212,14 @@ class Memory(models.Model):
     revision = models.PositiveIntegerField(default=1)
     embedding = VectorField(dimensions=settings.MEMORY_EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
+    vector_bucket = models.GeneratedField(
+        expression=Mod(
+            Case(When(scope=Scope.PROJECT, then=F("project_id")), default=F("owner_id")),
+            VECTOR_BUCKETS,
+        ),
+        output_field=models.SmallIntegerField(),
+        db_persist=True,
+    )
     # Words and CJK bigrams of content and tags (see textsearch.py).
     search_document = models.TextField(blank=True, default="", editable=False)
     # to_tsvector(SEARCH_CONFIG, search_document), set by a database trigger whenever a row is
@@ -259,12 +284,16 @@ class Memory(models.Model):
             models.Index(
                 fields=["project", "id"], name="memory_project_pinned_idx", condition=Q(pinned=True)
             ),
-            HnswIndex(
-                name="memory_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
+            *(
+                HnswIndex(
+                    name=f"{HNSW_INDEX_PREFIX}{bucket}",
+                    fields=["embedding"],
+                    m=16,
+                    ef_construction=64,
+                    opclasses=["vector_cosine_ops"],
+                    condition=Q(vector_bucket=bucket),
+                )
+                for bucket in range(VECTOR_BUCKETS)
             ),
         ]
         constraints = [

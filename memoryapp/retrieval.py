@@ -10,10 +10,12 @@
    matches thousands of rows.)
 3. Vector search: cosine distance to the query's embedding, only over vectors
    made by the configured model. pgvector 0.6 filters an HNSW scan *after* it
-   found the ``hnsw.ef_search`` nearest rows of the whole table, so a user with
-   few memories among many would get no hits: a small candidate set is ranked
-   by exact distance (fast for a few thousand rows), a large one through the
-   HNSW index with ``ef_search`` raised so enough of the caller's rows survive.
+   found the ``hnsw.ef_search`` nearest rows of the index, so a user with few
+   memories among many would get no hits: a small candidate set is ranked by
+   exact distance (fast for a few thousand rows), a large one through the HNSW
+   indexes of its pools' buckets (``models.VECTOR_BUCKETS``), with ``ef_search``
+   raised so enough of the caller's rows survive. Within its bucket a large
+   user's memories are a large share of the index, so that takes few rows.
 4. Reciprocal rank fusion of both lists (k = 60), then a score mixing that
    relevance with importance, confidence, recency and use. Every part is
    returned so a ranking can be explained. Ties break by id: same data, same order.
@@ -49,7 +51,14 @@ from memoryapp.embeddings import (
     get_provider,
     vector_literal,
 )
-from memoryapp.models import Memory, MemoryQuerySet, Scope
+from memoryapp.models import (
+    HNSW_INDEX_PREFIX,
+    VECTOR_BUCKETS,
+    Memory,
+    MemoryQuerySet,
+    Scope,
+    vector_bucket,
+)
 from memoryapp.textsearch import ACCESS_DOCUMENT_SQL, SEARCH_CONFIG, is_cjk, search_document
 
 if TYPE_CHECKING:
@@ -201,6 +210,14 @@ class TableStatistics:
     # Lexemes in more than MAX_TERM_SHARE of memories (and MIN_COMMON_ROWS), with their share;
     # empty on a small table.
     common_lexemes: dict[str, float]
+    # The vectors in each bucket's HNSW index, as its statistics say.
+    bucket_vectors: dict[int, int] = field(default_factory=dict)
+
+    def index_rows(self, buckets: Sequence[int]) -> int:
+        """What the HNSW indexes of ``buckets`` hold; never less than an even share of the
+        table each (an index not yet analysed says 0)."""
+        even_share = self.rows // VECTOR_BUCKETS
+        return sum(max(self.bucket_vectors.get(bucket, 0), even_share) for bucket in buckets)
 
 
 def table_statistics() -> TableStatistics:
@@ -217,6 +234,13 @@ def table_statistics() -> TableStatistics:
             "WHERE c.oid = 'memoryapp_memory'::regclass"
         )
         row = cursor.fetchone()
+        cursor.execute(
+            "SELECT substr(c.relname, %s)::int, c.reltuples FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = 'memoryapp_memory'::regclass AND c.relname ~ %s",
+            [len(HNSW_INDEX_PREFIX) + 1, f"^{HNSW_INDEX_PREFIX}[0-9]+$"],
+        )
+        bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
     rows = max(float(row[0]) if row else 0.0, 1.0)  # -1 before the first ANALYZE
     common: dict[str, float] = {}
     if row and row[1]:
@@ -225,7 +249,7 @@ def table_statistics() -> TableStatistics:
         common = {
             lexeme: share for lexeme, share in zip(row[1], row[2], strict=False) if share > least
         }
-    statistics = TableStatistics(int(rows), common)
+    statistics = TableStatistics(int(rows), common, bucket_vectors)
     _statistics_cache = (now, statistics)
     return statistics
 
@@ -368,21 +392,29 @@ def exact_nearest_sql(
     )
 
 
-def hnsw_ef_search(limit: int, size: int) -> int:
-    """Enough of the index's nearest rows that HNSW_EXPECTED_HITS (at most ``limit``) of them
-    are likely the caller's: the index's cost grows with ef_search."""
+ALL_BUCKETS = tuple(range(VECTOR_BUCKETS))
+
+
+def pool_buckets(user_id: int, project_ids: Iterable[int] = ()) -> tuple[int, ...]:
+    """The buckets of a user's own memories and of their projects' (``project_ids``)."""
+    return tuple(sorted({vector_bucket(user_id), *(vector_bucket(pk) for pk in project_ids)}))
+
+
+def hnsw_ef_search(limit: int, size: int, buckets: Sequence[int]) -> int:
+    """Enough of the nearest rows of the ``buckets``' indexes that HNSW_EXPECTED_HITS (at most
+    ``limit``) of them are likely among the ``size`` candidates: the cost grows with it."""
     wanted = min(limit, HNSW_EXPECTED_HITS)
-    return min(
-        MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * table_statistics().rows / size))
-    )
+    index_rows = table_statistics().index_rows(buckets)
+    return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * index_rows / size)))
 
 
 def hnsw_nearest(
-    embedded: MemoryQuerySet, vector: Sequence[float], limit: int
+    embedded: MemoryQuerySet, vector: Sequence[float], limit: int, bucket: int
 ) -> QuerySet[Any, Any]:
-    """Nearest through the HNSW index (run with ``hnsw.ef_search`` raised)."""
+    """Nearest through the HNSW index of ``bucket`` (run with ``hnsw.ef_search`` raised)."""
     return (
-        embedded.annotate(distance=CosineDistance("embedding", list(vector)))
+        embedded.filter(vector_bucket=bucket)
+        .annotate(distance=CosineDistance("embedding", list(vector)))
         .order_by("distance")
         .values_list("id", "distance")[:limit]
     )
@@ -395,9 +427,15 @@ def set_ef_search(value: int) -> None:
 
 
 def vector_hits(
-    memories: MemoryQuerySet, vector: Sequence[float], model_name: str, limit: int
+    memories: MemoryQuerySet,
+    vector: Sequence[float],
+    model_name: str,
+    limit: int,
+    buckets: Sequence[int] = ALL_BUCKETS,
 ) -> tuple[list[tuple[int, float]], str]:
-    """(id, cosine similarity) of the nearest memories, best first, and the plan used."""
+    """(id, cosine similarity) of the nearest memories, best first, and the plan used.
+
+    ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``)."""
     embedded = embedded_with(memories, model_name)
     plan, size = vector_plan(embedded)
     if plan == "exact":
@@ -407,9 +445,11 @@ def vector_hits(
             rows = cursor.fetchall()
     else:
         with transaction.atomic():
-            set_ef_search(hnsw_ef_search(limit, size))
-            rows = list(hnsw_nearest(embedded, vector, limit))
-        rows.sort(key=lambda row: (row[1], row[0]))
+            set_ef_search(hnsw_ef_search(limit, size, buckets))
+            rows = [
+                row for bucket in buckets for row in hnsw_nearest(embedded, vector, limit, bucket)
+            ]
+        rows = sorted(rows, key=lambda row: (row[1], row[0]))[:limit]
     return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
 
 
@@ -454,16 +494,22 @@ def _query_vector(text: str) -> tuple[list[float] | None, Degraded | None]:
 
 
 def similar_memories(
-    memories: MemoryQuerySet, text: str, *, limit: int, min_similarity: float
+    memories: MemoryQuerySet,
+    text: str,
+    *,
+    limit: int,
+    min_similarity: float,
+    buckets: Sequence[int] = ALL_BUCKETS,
 ) -> tuple[list[tuple[int, float]], Degraded | None]:
     """(id, similarity) of the ``memories`` nearest in meaning to ``text``, nearest first,
-    at least ``min_similarity``; none, and why, when vectors cannot be used."""
+    at least ``min_similarity``; none, and why, when vectors cannot be used. ``buckets`` as
+    for ``vector_hits``."""
     if not text.strip():
         return [], None
     query_vector, degraded = _query_vector(text)
     if query_vector is None:
         return [], degraded
-    found, _plan = vector_hits(memories, query_vector, get_provider().model_name, limit)
+    found, _plan = vector_hits(memories, query_vector, get_provider().model_name, limit, buckets)
     return [(memory_id, sim) for memory_id, sim in found if sim >= min_similarity], None
 
 
@@ -483,10 +529,12 @@ def rank(
     depth: int,
     mode: str = "hybrid",
     access: Sequence[str] = (),
+    buckets: Sequence[int] = ALL_BUCKETS,
 ) -> Ranking:
     """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
 
-    ``access``: the searching user's access_lexemes (faster keyword search for a large user)."""
+    ``access``: the searching user's access_lexemes (faster keyword search for a large user);
+    ``buckets``: the vector buckets of their memories (``pool_buckets``)."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
     # The keyword search runs on a side connection while this one runs the vector search.
@@ -504,6 +552,7 @@ def rank(
             text,
             limit=depth,
             min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY,
+            buckets=buckets,
         )
     keyword: list[tuple[int, float]] = []
     if keyword_search is not None:
@@ -601,7 +650,14 @@ def search_memories(
         project_ids=project_ids,
     )
     access = access_lexemes(user, project_ids)
-    ranking = rank(pool, query, depth=max(2 * limit, 40), mode=mode, access=access)
+    ranking = rank(
+        pool,
+        query,
+        depth=max(2 * limit, 40),
+        mode=mode,
+        access=access,
+        buckets=pool_buckets(user.pk, project_ids),
+    )
     results = [
         item
         for item in scored(load(ranking.matches), ranking.matches, as_of or timezone.now())

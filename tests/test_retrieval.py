@@ -4,12 +4,21 @@ import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memoryapp import retrieval, services, side_connections
 from memoryapp.embeddings import get_provider, vector_literal
-from memoryapp.models import Memory, Scope
-from memoryapp.retrieval import RRF_K, Filters, candidates, fuse, search_memories, vector_hits
+from memoryapp.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS, Memory, Scope, vector_bucket
+from memoryapp.retrieval import (
+    RRF_K,
+    Filters,
+    candidates,
+    embedded_with,
+    fuse,
+    search_memories,
+    vector_hits,
+)
 from tests.conftest import make_user
 from tests.recall_helpers import remember
 
@@ -298,3 +307,42 @@ def test_inside_a_transaction_keyword_search_stays_on_its_connection(alice):
     assert contents(search_memories(alice, "invoices", mode="keyword")) == [
         "Invoices are due on the 5th"
     ]
+
+
+def test_vectors_are_bucketed_by_their_pool(alice, project):
+    personal = remember(alice, "Tea at nine")
+    shared = remember(alice, "The survey uses CGCS2000", scope=Scope.PROJECT, project=project)
+
+    personal.refresh_from_db()
+    shared.refresh_from_db()
+
+    assert personal.vector_bucket == vector_bucket(alice.pk) == alice.pk % VECTOR_BUCKETS
+    assert shared.vector_bucket == vector_bucket(project.pk)
+    assert retrieval.pool_buckets(alice.pk, [project.pk]) == tuple(
+        sorted({alice.pk % VECTOR_BUCKETS, project.pk % VECTOR_BUCKETS})
+    )
+
+
+def test_a_large_pool_is_searched_through_its_buckets_hnsw_indexes(alice, project, monkeypatch):
+    personal = remember(alice, "my editor is neovim with a dark theme")
+    shared = remember(alice, "the team editor is neovim", scope=Scope.PROJECT, project=project)
+    remember(make_user("crowd@example.com"), "my editor is neovim with a dark theme")
+    # Every candidate set counts as large.
+    monkeypatch.setattr(retrieval, "EXACT_VECTOR_LIMIT", 0)
+    vector = get_provider().embed(["neovim editor"])[0]
+    model = get_provider().model_name
+    pool = candidates(alice)
+    buckets = retrieval.pool_buckets(alice.pk, [project.pk])
+
+    hits, plan = vector_hits(pool, vector, model, 10, buckets)
+
+    assert plan == "hnsw"
+    assert {memory_id for memory_id, _similarity in hits} == {personal.pk, shared.pk}
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        sql, params = retrieval.hnsw_nearest(
+            embedded_with(pool, model), vector, 10, vector_bucket(alice.pk)
+        ).query.sql_with_params()
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan_text = "\n".join(row[0] for row in cursor.fetchall())
+    assert f"{HNSW_INDEX_PREFIX}{vector_bucket(alice.pk)}" in plan_text

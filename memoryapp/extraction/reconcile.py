@@ -41,7 +41,7 @@ from pgvector.django import VectorField
 from accounts.models import Project
 from memoryapp.embeddings import dimension_conflict, get_provider
 from memoryapp.extraction import Candidate
-from memoryapp.models import Conversation, Memory, Origin, Scope, Status
+from memoryapp.models import Conversation, Memory, Origin, Scope, Status, vector_bucket
 from memoryapp.services import MemoryWrites, new_memory
 from memoryapp.textsearch import SEARCH_CONFIG, terms
 
@@ -53,8 +53,9 @@ CONFIDENCE_BOOST = 0.1
 _TEXT_MATCH_LIMIT = 50
 # Vector near-duplicates: exact distances over a pool up to this size, the HNSW index above it.
 EXACT_SEARCH_MAX_ROWS = 2000
-# The index returns the nearest rows of the whole table, nearest first: a pool's
-# near-duplicate is missed only when this many memories of other pools are nearer still.
+# The index of the pool's bucket (models.VECTOR_BUCKETS) returns its nearest rows, nearest
+# first: a pool's near-duplicate is missed only when this many memories of other pools in
+# the bucket are nearer still.
 HNSW_EF_SEARCH = 64
 
 _MEMORY = Memory._meta.db_table
@@ -107,7 +108,8 @@ SELECT c.i, found.* FROM unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY A
 CROSS JOIN LATERAL (
     SELECT {_COLUMNS}, near.distance FROM (
         SELECT n.id, n.embedding <=> c.v AS distance FROM {_MEMORY} n
-        WHERE n.embedding_model = %(model)s ORDER BY n.embedding <=> c.v
+        WHERE n.vector_bucket = %(bucket)s AND n.embedding_model = %(model)s
+        ORDER BY n.embedding <=> c.v
         LIMIT {HNSW_EF_SEARCH}
     ) near JOIN {_MEMORY} m ON m.id = near.id
     WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s AND near.distance <= %(max_distance)s
@@ -311,6 +313,7 @@ class Reconciler:
             {
                 "vectors": [vector_field.get_prep_value(vector) for vector in vectors],
                 "model": model,
+                "bucket": vector_bucket(self._pool_parameter(scope)),
                 "max_distance": 1 - settings.MEMORY_DUPLICATE_COSINE,
             },
         )

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
+from pgvector.django import HnswIndex
 
 from memoryapp.embeddings import (
     EmbeddingError,
@@ -22,23 +23,21 @@ from memoryapp.embeddings import (
 )
 from memoryapp.models import Memory
 
-HNSW_INDEX = "memory_embedding_hnsw"
-
 
 def resize_embedding_column(dimensions: int) -> None:
-    """Drop every vector, change the column to ``dimensions`` and recreate its index."""
-    with transaction.atomic(), connection.cursor() as cursor:
+    """Drop every vector, change the column to ``dimensions`` and recreate its indexes."""
+    vector_indexes = [index for index in Memory._meta.indexes if isinstance(index, HnswIndex)]
+    with transaction.atomic(), connection.schema_editor() as editor:
         # ALTER TABLE refuses to run while deferred foreign-key checks are pending.
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
-        cursor.execute("UPDATE memoryapp_memory SET embedding = NULL, embedding_model = ''")
-        cursor.execute(
+        editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for index in vector_indexes:
+            editor.remove_index(Memory, index)
+        editor.execute("UPDATE memoryapp_memory SET embedding = NULL, embedding_model = ''")
+        editor.execute(
             f"ALTER TABLE memoryapp_memory ALTER COLUMN embedding TYPE vector({int(dimensions)})"
         )
-        cursor.execute(
-            f"CREATE INDEX {HNSW_INDEX} ON memoryapp_memory "
-            "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
+        for index in vector_indexes:
+            editor.add_index(Memory, index)
     reset_caches()
 
 
