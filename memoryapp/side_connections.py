@@ -15,6 +15,7 @@ work runs at once on the caller's connection instead. ``MEMORY_SIDE_CONNECTIONS`
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,6 +43,15 @@ def _pool() -> ThreadPoolExecutor | None:
         if _executor is None:
             _executor = (ThreadPoolExecutor(size, thread_name_prefix="side-connection"), size)
         return _executor[0]
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's threads are not there, so the child makes its own."""
+    global _executor, _executor_lock
+    _executor, _executor_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def finish() -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from datetime import timedelta
 
@@ -346,3 +348,29 @@ def test_a_large_pool_is_searched_through_its_buckets_hnsw_indexes(alice, projec
         cursor.execute(f"EXPLAIN {sql}", params)
         plan_text = "\n".join(row[0] for row in cursor.fetchall())
     assert f"{HNSW_INDEX_PREFIX}{vector_bucket(alice.pk)}" in plan_text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forked_process_searches_with_its_own_side_connections(alice):
+    """A process forked after the parent used its side connections (the benchmark's
+    clients, a pre-forking server) has none of the parent's threads."""
+    remember(alice, "I deploy the survey app with Docker Compose")
+    assert contents(search_memories(alice, "docker"))
+    connection.close()
+    read, write = os.pipe()
+
+    child = os.fork()
+    if child == 0:
+        signal.alarm(30)  # A child stuck waiting for the parent's threads dies.
+        try:
+            found = contents(search_memories(alice, "docker"))
+            os.write(write, "|".join(found).encode())
+            side_connections.finish()
+            connection.close()
+        finally:
+            os._exit(0)
+    os.close(write)
+    _pid, status = os.waitpid(child, 0)
+
+    assert os.read(read, 1000).decode() == "I deploy the survey app with Docker Compose"
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -2,7 +2,9 @@
 
 The old index is dropped before the column is added: adding a stored column
 rewrites the table and rebuilds its indexes, and rebuilding a large HNSW index
-only to drop it would take minutes.
+only to drop it would take minutes. The new indexes are built with more
+memory than PostgreSQL's default 64MB: a bucket's graph that does not fit
+is built several times slower.
 """
 
 import django.db.models.functions.math
@@ -29,6 +31,7 @@ class Migration(migrations.Migration):
             name='vector_bucket',
             field=models.GeneratedField(db_persist=True, expression=django.db.models.functions.math.Mod(models.Case(models.When(scope='project', then=models.F('project_id')), default=models.F('owner_id')), 8), output_field=models.SmallIntegerField()),
         ),
+        migrations.RunSQL("SET LOCAL maintenance_work_mem = '512MB'", migrations.RunSQL.noop),
         migrations.AddIndex(
             model_name='memory',
             index=pgvector.django.indexes.HnswIndex(condition=models.Q(('vector_bucket', 0)), ef_construction=64, fields=['embedding'], m=16, name='memory_embedding_hnsw_0', opclasses=['vector_cosine_ops']),
