@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import MemorySettings, Project
@@ -281,22 +282,16 @@ def record_access(
     conversation: Conversation | None,
     block_hash: str,
 ) -> None:
-    """One set-based UPDATE of the injected memories' use, and one access log row.
+    """The access log row of a preview, and its memories' use (``count_use``).
 
-    Both commit together, without waiting for the disk (unless the caller runs
-    inside its own transaction): they are bookkeeping, so a crash may lose the
-    last fraction of a second of them, never anything a user wrote. The preview
-    runs this after it has answered (side_connections.after).
+    Bookkeeping: written without waiting for the disk (unless the caller runs
+    inside its own transaction), so a crash may lose the last fraction of a
+    second of it, never anything a user wrote. The preview runs this after it
+    has answered (side_connections.after).
     """
     now = timezone.now()
-    own_transaction = not connection.in_atomic_block
     with transaction.atomic():
-        if own_transaction:
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit = off")
-        Memory.objects.filter(pk__in=memory_ids).update(
-            access_count=F("access_count") + 1, last_accessed_at=now
-        )
+        _commit_without_waiting()
         AccessLog.objects.create(
             user=user,
             api_token=api_token,
@@ -306,6 +301,83 @@ def record_access(
             block_hash=block_hash,
             created_at=now,
         )
+    count_use(memory_ids, now)
+
+
+# Uses counted but not yet written: {memory id: (uses, last used)}.
+_uses: dict[int, tuple[int, datetime]] = {}
+_uses_lock = threading.Lock()
+_uses_flush_queued = False
+
+_COUNT_USES_SQL = f"""
+UPDATE {Memory._meta.db_table} m
+SET access_count = m.access_count + v.uses,
+    last_accessed_at = GREATEST(m.last_accessed_at, v.last_used)
+FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS v(id, uses, last_used)
+WHERE m.id = v.id
+"""
+
+
+def count_use(memory_ids: Sequence[int], now: datetime) -> None:
+    """Add one use at ``now`` to each memory.
+
+    Inside a transaction at once. Otherwise the uses are gathered, and one
+    flush per process on a side connection writes them, all those gathered
+    while its last statement ran in the next: concurrent previews inject the
+    same memories (pinned ones always), and an UPDATE each would queue on
+    those rows' locks.
+    """
+    if connection.in_atomic_block:
+        _write_uses({memory_id: (1, now) for memory_id in memory_ids})
+        return
+    global _uses_flush_queued
+    with _uses_lock:
+        for memory_id in memory_ids:
+            uses, _last_used = _uses.get(memory_id, (0, now))
+            _uses[memory_id] = (uses + 1, now)
+        if _uses_flush_queued:
+            return
+        _uses_flush_queued = True
+    side_connections.after(_flush_uses)
+
+
+def _flush_uses() -> None:
+    """Write the uses gathered, and those gathered meanwhile, until none are left: one
+    flush at a time per process."""
+    global _uses_flush_queued
+    try:
+        while True:
+            with _uses_lock:
+                uses = dict(_uses)
+                _uses.clear()
+                if not uses:
+                    _uses_flush_queued = False
+                    return
+            with transaction.atomic():
+                _commit_without_waiting()
+                _write_uses(uses)
+    except BaseException:
+        with _uses_lock:
+            _uses_flush_queued = False
+        raise
+
+
+def _write_uses(uses: dict[int, tuple[int, datetime]]) -> None:
+    # In id order: two writers lock shared rows in the same order, so neither deadlocks.
+    ids = sorted(uses)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _COUNT_USES_SQL,
+            [ids, [uses[pk][0] for pk in ids], [uses[pk][1] for pk in ids]],
+        )
+
+
+def _commit_without_waiting() -> None:
+    """The transaction just opened does not wait for the disk to commit, unless it is part of
+    a caller's."""
+    if len(connection.atomic_blocks) == 1:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
 
 
 def injection_preview(

@@ -58,17 +58,19 @@ def finish() -> None:
     """Wait for the side work under way and close the side connections (a database cannot
     be dropped while they are open); the next side work opens new ones."""
     global _executor
-    with _executor_lock:
-        executor, _executor = _executor, None
-    if executor is None:
-        return
-    pool, size = executor
-    # Each thread closes its own connection: the barrier holds each one's task until
-    # every thread has taken one.
-    barrier = threading.Barrier(size)
-    for _thread in range(size):
-        pool.submit(_close_connections, barrier)
-    pool.shutdown(wait=True)
+    while True:
+        with _executor_lock:
+            executor, _executor = _executor, None
+        if executor is None:
+            return
+        pool, size = executor
+        # Each thread closes its own connection: the barrier holds each one's task until
+        # every thread has taken one.
+        barrier = threading.Barrier(size)
+        for _thread in range(size):
+            pool.submit(_close_connections, barrier)
+        # Work still running may start more in a new pool: the loop waits for that too.
+        pool.shutdown(wait=True)
 
 
 def _close_connections(barrier: threading.Barrier) -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from datetime import timedelta
 
 import pytest
@@ -9,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import MemorySettings
-from memoryapp import services, side_connections
+from memoryapp import injection, services, side_connections
 from memoryapp.injection import PreviewRequest, estimate_tokens, injection_preview
 from memoryapp.models import AccessLog, Conversation, Memory, Scope
 from tests.recall_helpers import remember
@@ -196,9 +197,8 @@ def test_injection_counts_use_and_logs_access(alice):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_use_and_the_access_log_are_committed_together(alice):
-    """Outside a caller's transaction the bookkeeping commits on its own (without waiting
-    for the disk), on a side connection, after the preview has answered."""
+def test_outside_a_transaction_the_bookkeeping_is_written_after_the_answer(alice):
+    """On a side connection, committed on its own (without waiting for the disk)."""
     memory = remember(alice, "Tea at nine")
 
     result = preview(alice)
@@ -208,6 +208,40 @@ def test_use_and_the_access_log_are_committed_together(alice):
     memory.refresh_from_db()
     assert memory.access_count == 1 and memory.last_accessed_at is not None
     assert AccessLog.objects.get().memory_ids == ids(result) == [memory.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_uses_gathered_while_a_write_is_under_way_are_written_together(alice, monkeypatch):
+    """Concurrent previews inject the same memories: their uses wait in memory while one
+    UPDATE runs, and the next writes them all, instead of an UPDATE each queueing on locks."""
+    memory = remember(alice, "Tea at nine")
+    statements = []
+    write_uses = injection._write_uses
+    first_write_started, release_first_write = threading.Event(), threading.Event()
+
+    def slow_first_write(uses):
+        statements.append(dict(uses))
+        if len(statements) == 1:
+            first_write_started.set()
+            release_first_write.wait(10)
+        write_uses(uses)
+
+    monkeypatch.setattr(injection, "_write_uses", slow_first_write)
+    earlier = timezone.now() - timedelta(minutes=1)
+    injection.count_use([memory.pk], earlier)
+    assert first_write_started.wait(10)
+    for _preview in range(3):
+        injection.count_use([memory.pk], timezone.now())
+    release_first_write.set()
+    side_connections.finish()
+
+    assert [{pk: uses for pk, (uses, _last) in batch.items()} for batch in statements] == [
+        {memory.pk: 1},
+        {memory.pk: 3},
+    ]
+    memory.refresh_from_db()
+    assert memory.access_count == 4
+    assert memory.last_accessed_at is not None and memory.last_accessed_at > earlier
 
 
 def test_counting_use_touches_no_index(alice):
