@@ -90,12 +90,24 @@ def _side_pool() -> ThreadPoolExecutor | None:
     return None if connection.in_atomic_block else _pool()
 
 
+def _submit(work: Callable[[], T]) -> Future[T] | None:
+    """``work`` started on a side connection; None when it must run on the caller's: inside a
+    transaction, or once the interpreter is exiting (the pool takes no more work then)."""
+    pool = _side_pool()
+    if pool is None:
+        return None
+    try:
+        return pool.submit(_on_side_connection, work)
+    except RuntimeError:
+        return None
+
+
 def start(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
     """Start ``work`` on a side connection; its result (or exception) comes from the future.
     Inside a transaction it has already run, on the caller's connection."""
-    pool = _side_pool()
-    if pool is not None:
-        return pool.submit(_on_side_connection, partial(work, *args, **kwargs))
+    future = _submit(partial(work, *args, **kwargs))
+    if future is not None:
+        return future
     done: Future[T] = Future()
     try:
         done.set_result(work(*args, **kwargs))
@@ -107,12 +119,11 @@ def start(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
 def after(work: Callable[P, None], *args: P.args, **kwargs: P.kwargs) -> None:
     """Run ``work`` without waiting for it; a failure is logged. Inside a transaction it runs
     now, on the caller's connection, and commits or fails with the caller's writes."""
-    pool = _side_pool()
-    if pool is None:
+    future = _submit(partial(work, *args, **kwargs))
+    if future is None:
         work(*args, **kwargs)
-        return
-    future = pool.submit(_on_side_connection, partial(work, *args, **kwargs))
-    future.add_done_callback(_log_failure)
+    else:
+        future.add_done_callback(_log_failure)
 
 
 def _log_failure(future: Future[None]) -> None:
