@@ -75,7 +75,9 @@ CLEARLY_LARGE = 2
 MAX_EF_SEARCH = 1000
 # Through HNSW about this many of the caller's nearest memories are fetched (fusion only
 # needs the top of each list), with this margin on their expected share of the index's rows.
-HNSW_EXPECTED_HITS = 20
+# HNSW is approximate: on the benchmark's data (a user's 100,000 memories, 212,000 vectors
+# in their bucket) 40 finds 62% of the exact top 10, 20 only 51%.
+HNSW_EXPECTED_HITS = 40
 HNSW_SAFETY = 1.25
 RECENCY_HALF_LIFE_DAYS = 30.0
 # Uses at which the "use" part reaches 1.
