@@ -204,7 +204,7 @@ class Memory(models.Model):
     access_count = models.PositiveIntegerField(default=0)
     # When the forgetting pass last lowered the importance, and the confidence (each at most
     # once per MEMORY_UNUSED_DAYS). Columns no index reads, so that its UPDATEs stay
-    # heap-only (HOT): the table's fillfactor (migration 0006) leaves the room for them.
+    # heap-only (HOT): the table's fillfactor (migration 0009) leaves the room for them.
     faded_at = models.DateTimeField(null=True, blank=True, editable=False)
     confidence_lowered_at = models.DateTimeField(null=True, blank=True, editable=False)
     evidence = models.JSONField(default=list, blank=True)

@@ -82,24 +82,26 @@ def _save_events(events: list[MemoryEvent]) -> None:
     bulk_create's SQL costs more to build than to run. The events get no ids."""
     if not events:
         return
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_EVENTS_SQL, _events_parameters(events))
+
+
+def _events_parameters(events: list[MemoryEvent]) -> list[list[Any]]:
+    """The arrays of _INSERT_EVENTS_SQL."""
 
     def as_json(value: Any) -> str | None:
         return None if value is None else json.dumps(value)
 
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _INSERT_EVENTS_SQL,
-            [
-                [event.memory_id for event in events],
-                [event.action for event in events],
-                [event.actor_id for event in events],
-                [event.actor_label for event in events],
-                [as_json(event.before) for event in events],
-                [as_json(event.after) for event in events],
-                [event.batch for event in events],
-                [event.created_at for event in events],
-            ],
-        )
+    return [
+        [event.memory_id for event in events],
+        [event.action for event in events],
+        [event.actor_id for event in events],
+        [event.actor_label for event in events],
+        [as_json(event.before) for event in events],
+        [as_json(event.after) for event in events],
+        [event.batch for event in events],
+        [event.created_at for event in events],
+    ]
 
 
 def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
@@ -684,23 +686,27 @@ class MemoryWrites:
     changes here in order; ``save()`` then locks the existing memories the
     changes touch (in id order, so concurrent jobs cannot deadlock), applies
     the changes to their current state exactly as the single services would,
-    and writes the new memories, the changed rows and all the events in one
-    statement each. Merged evidence is appended in the database: a memory found
+    and writes the new memories in one statement, the changed rows and all the
+    events in another. Merged evidence is appended in the database: a memory found
     again and again has a long evidence list, neither read nor sent back each time.
     Call it inside the caller's transaction.
     """
 
-    # The fields merging and superseding change, written from arrays in one statement
-    # (bulk_update's CASE per field and row costs more to build than to run).
-    _UPDATE_SQL = f"""
-        UPDATE {Memory._meta.db_table} m
-        SET confidence = v.confidence, evidence = m.evidence || v.added_evidence,
-            revision = v.revision, updated_at = v.updated_at, valid_until = v.valid_until,
-            superseded_by_id = v.superseded_by_id
-        FROM unnest(%s::bigint[], %s::float8[], %s::text[]::jsonb[], %s::integer[],
-                    %s::timestamptz[], %s::timestamptz[], %s::bigint[])
-            AS v(id, confidence, added_evidence, revision, updated_at, valid_until, superseded_by_id)
-        WHERE m.id = v.id
+    # The fields merging and superseding change, written from arrays (bulk_update's CASE
+    # per field and row costs more to build than to run), and the events, in one statement.
+    _UPDATE_AND_RECORD_SQL = f"""
+        WITH changed AS (
+            UPDATE {Memory._meta.db_table} m
+            SET confidence = v.confidence, evidence = m.evidence || v.added_evidence,
+                revision = v.revision, updated_at = v.updated_at, valid_until = v.valid_until,
+                superseded_by_id = v.superseded_by_id
+            FROM unnest(%s::bigint[], %s::float8[], %s::text[]::jsonb[], %s::integer[],
+                        %s::timestamptz[], %s::timestamptz[], %s::bigint[])
+                AS v(id, confidence, added_evidence, revision, updated_at, valid_until,
+                     superseded_by_id)
+            WHERE m.id = v.id
+        )
+        {_INSERT_EVENTS_SQL}
     """
     # What the changes read and the events' snapshots show (Memory.snapshot()), in the
     # model's field order (Memory.from_db), locked in id order.
@@ -814,19 +820,24 @@ class MemoryWrites:
                 )
             )
         Memory.objects.bulk_create(self._new)
-        self._update(
-            [memory for pk, memory in changed.items() if pk not in new_ids], added_evidence
+        self._update_and_record(
+            [memory for pk, memory in changed.items() if pk not in new_ids], added_evidence, events
         )
-        _save_events(events)
         _after_creation(self._new)
         return self._new
 
-    def _update(self, rows: list[Memory], added_evidence: dict[int, list[dict[str, Any]]]) -> None:
+    def _update_and_record(
+        self,
+        rows: list[Memory],
+        added_evidence: dict[int, list[dict[str, Any]]],
+        events: list[MemoryEvent],
+    ) -> None:
         if not rows:
+            _save_events(events)
             return
         with connection.cursor() as cursor:
             cursor.execute(
-                self._UPDATE_SQL,
+                self._UPDATE_AND_RECORD_SQL,
                 [
                     [m.pk for m in rows],
                     [m.confidence for m in rows],
@@ -835,6 +846,7 @@ class MemoryWrites:
                     [m.updated_at for m in rows],
                     [m.valid_until for m in rows],
                     [m.superseded_by_id for m in rows],
+                    *_events_parameters(events),
                 ],
             )
 

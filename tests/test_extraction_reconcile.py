@@ -11,7 +11,14 @@ from accounts.models import MemorySettings
 from memoryapp.embeddings import get_provider
 from memoryapp.extraction.runs import execute_run, extraction_request, run_batch
 from memoryapp.models import EventAction, ExtractionRun, Memory, MemoryEvent, Origin, Scope, Status
-from memoryapp.services import memory_create, memory_review_accept, memory_undo_batch
+from memoryapp.services import (
+    MemoryWrites,
+    memories_create,
+    memory_create,
+    memory_review_accept,
+    memory_undo_batch,
+    new_memory,
+)
 from tests.extraction_helpers import conversation_with
 
 pytestmark = pytest.mark.django_db
@@ -266,3 +273,32 @@ def test_without_vectors_new_memories_wait_for_the_embedding_job(
     memory = Memory.objects.get()
     assert run.created == 1 and memory.embedding is None and memory.embedding_model == ""
     assert queued == [[memory.pk]]
+
+
+def test_merges_update_rows_in_place(alice: Any) -> None:
+    """A merge writes no indexed column, and each page has room for its rows' new versions
+    (migration 0009): the UPDATE is heap-only, without an entry in any index (an HNSW insert
+    costs milliseconds), even when one run merges into every memory of a page."""
+    contents = ["Prefers Vue over React", "Uses pytest for tests", "Deploys with Ansible"]
+    memories = [new_memory(owner=alice, content=content) for content in contents]
+    for memory, vector in zip(memories, get_provider().embed(contents), strict=True):
+        memory.embedding, memory.embedding_model = vector, get_provider().model_name
+    memories_create(memories=memories, actor=None)
+
+    def updates() -> tuple[int, int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_stat_get_xact_tuples_updated(oid), "
+                "pg_stat_get_xact_tuples_hot_updated(oid) "
+                "FROM pg_class WHERE oid = 'memoryapp_memory'::regclass"
+            )
+            return cursor.fetchone()
+
+    updated_before, hot_before = updates()
+    writes = MemoryWrites(actor_label="test", batch=None)
+    for memory in memories:
+        writes.merge_evidence(memory, evidence={"quote": memory.content}, confidence_boost=0.1)
+    writes.save()
+    updated, hot = updates()
+
+    assert updated - updated_before == hot - hot_before == len(memories)

@@ -268,8 +268,8 @@ def test_counting_use_touches_no_index(alice):
     updated, hot, options = updates()
 
     assert updated - updated_before == hot - hot_before == len(memories)
-    # Room on each page for the new versions (migration 0006).
-    assert "fillfactor=90" in options
+    # Room on each page for the new versions (migration 0009).
+    assert "fillfactor=50" in options
 
 
 def test_dry_run_changes_nothing(alice):

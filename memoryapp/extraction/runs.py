@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.models import MemorySettings
@@ -47,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 EXTRACT_TASK = "memoryapp.jobs.extract_conversation"
 FINISHED = (RunStatus.SUCCEEDED, RunStatus.SKIPPED)
+_CONVERSATION = Conversation._meta.db_table
 # The first key of the advisory locks that serialise one conversation's runs.
 _LOCK_NAMESPACE = 5_000_001
 
@@ -173,17 +175,22 @@ def execute_run(run_id: int) -> ExtractionRun:
             run = (
                 ExtractionRun.objects.select_for_update(of=("self",))
                 .select_related("conversation__owner__memory_settings", "conversation__project")
+                .annotate(
+                    newest_messages=RawSQL(
+                        _NEWEST_MESSAGES_SQL, [settings.EXTRACTION_WINDOW_MESSAGES]
+                    )
+                )
                 .get(pk=run_id)
             )
             if run.status in FINISHED:
                 # Another delivery of this job finished it while this one waited.
                 return run
-            _extract(run)
+            extracted_through = _extract(run)
             run.error = ""
             run.raw_output = ""
             run.duration_ms = int((time.monotonic() - started) * 1000)
             run.finished_at = timezone.now()
-            run.save(update_fields=_RESULT_FIELDS)
+            _save_result(run, extracted_through)
     except Exception as exc:
         return _record_failure(run_id, exc, started)
     return run
@@ -204,7 +211,7 @@ RETURNING conversation_id, {_COMMIT_WITHOUT_WAITING}
 """
 
 
-# What running a run sets.
+# What running a run sets (fields whose column is their name).
 _RESULT_FIELDS = [
     "status",
     "skip_reason",
@@ -221,6 +228,17 @@ _RESULT_FIELDS = [
     "duration_ms",
     "finished_at",
 ]
+# The run's result and, when it read a window that is done with, the conversation's
+# extracted_through moved past it: one statement.
+_SAVE_RESULT_SQL = f"""
+WITH advanced AS (
+    UPDATE {_CONVERSATION} SET extracted_through = %(through)s
+    WHERE id = %(conversation)s AND extracted_through < %(through)s
+)
+UPDATE {ExtractionRun._meta.db_table}
+SET {", ".join(f"{field} = %({field})s" for field in _RESULT_FIELDS)}
+WHERE id = %(run)s
+"""
 
 
 def _mark_running(run_id: int) -> int | None:
@@ -242,21 +260,23 @@ def _lock_conversation(conversation_id: int) -> None:
         )
 
 
-# The newest unextracted messages, newest first (a plain query: it runs for every run).
+# The run's conversation's newest unextracted messages, newest first, read with the run
+# (after the conversation's lock, so no other run has extracted them meanwhile). Raw SQL:
+# it names the conversation by the table's own name, as the run's join does, and costs
+# far less to build than the same subquery as an expression.
 _NEWEST_MESSAGES_SQL = f"""
-SELECT id, position, role, content FROM {Message._meta.db_table}
-WHERE conversation_id = %s AND position > %s ORDER BY position DESC LIMIT %s
+SELECT json_agg(newest) FROM (
+    SELECT id, position, role, content FROM {Message._meta.db_table}
+    WHERE conversation_id = {_CONVERSATION}.id AND position > {_CONVERSATION}.extracted_through
+    ORDER BY position DESC LIMIT %s
+) newest
 """
 
 
-def _window(conversation: Conversation) -> list[WindowMessage]:
+def _window(run: ExtractionRun) -> list[WindowMessage]:
     """The newest unextracted messages that fit the window, oldest first."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _NEWEST_MESSAGES_SQL,
-            [conversation.pk, conversation.extracted_through, settings.EXTRACTION_WINDOW_MESSAGES],
-        )
-        newest = [WindowMessage(*row) for row in cursor.fetchall()]
+    newest_messages = run.newest_messages  # type: ignore[attr-defined]  # read with the run
+    newest = [WindowMessage(**message) for message in newest_messages or []]
     window: list[WindowMessage] = []
     budget = settings.EXTRACTION_WINDOW_TOKENS
     for message in newest:
@@ -295,9 +315,11 @@ def _skip_reason(
     return ""
 
 
-def _extract(run: ExtractionRun) -> None:
+def _extract(run: ExtractionRun) -> int | None:
+    """Set the run's result; the position its conversation is now extracted through, if it
+    moved."""
     conversation = run.conversation
-    window = _window(conversation)
+    window = _window(run)
     if window:
         run.window_first, run.window_last = window[0].position, window[-1].position
     memory_settings = _memory_settings(conversation.owner)
@@ -307,8 +329,8 @@ def _extract(run: ExtractionRun) -> None:
         # Messages that must never be remembered are not read again; those skipped only
         # because automatic extraction is off stay for an extraction asked for by hand.
         if window and reason != SKIP_AUTO_OFF:
-            _advance(conversation, window[-1].position)
-        return
+            return window[-1].position
+        return None
     extractor = get_extractor(run.extractor)
     messages = [m for m in window if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
@@ -325,8 +347,7 @@ def _extract(run: ExtractionRun) -> None:
     run.dropped_sensitive = len(candidates) - len(kept)
     run.created, run.merged = tally.created, tally.merged
     run.superseded, run.skipped = tally.superseded, tally.skipped
-    if window:
-        _advance(conversation, window[-1].position)
+    return window[-1].position if window else None
 
 
 def _memory_settings(user: User) -> MemorySettings:
@@ -342,12 +363,16 @@ def _is_sensitive(candidate: Candidate) -> bool:
     return REDACTED in text or contains_sensitive(text)
 
 
-def _advance(conversation: Conversation, position: int) -> None:
+def _save_result(run: ExtractionRun, extracted_through: int | None) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {Conversation._meta.db_table} SET extracted_through = %s "
-            "WHERE id = %s AND extracted_through < %s",
-            [position, conversation.pk, position],
+            _SAVE_RESULT_SQL,
+            {
+                **{field: getattr(run, field) for field in _RESULT_FIELDS},
+                "through": extracted_through,
+                "conversation": run.conversation_id,
+                "run": run.pk,
+            },
         )
 
 
