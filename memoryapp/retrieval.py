@@ -94,8 +94,10 @@ MAX_TERM_SHARE = 0.02
 MIN_COMMON_ROWS = 1000
 # When every term of a query is that common, the rarest few are searched anyway.
 KEEP_WHEN_ALL_COMMON = 3
-# The keyword search's cost grows with the rows its terms match: it uses the rarest few.
+# The keyword search's cost grows with the rows its terms match: it uses the rarest few, and
+# no more than statistics say are together in this share of memories.
 MAX_QUERY_TERMS = 8
+MAX_MATCH_SHARE = 0.015
 STATISTICS_CACHE_SECONDS = 300.0
 _statistics_cache: tuple[float, TableStatistics] | None = None
 
@@ -212,6 +214,10 @@ class TableStatistics:
     # Lexemes in more than MAX_TERM_SHARE of memories (and MIN_COMMON_ROWS), with their share;
     # empty on a small table.
     common_lexemes: dict[str, float]
+    # The share of memories of every lexeme the statistics track (PostgreSQL's most common
+    # elements), and the least of them: what any other lexeme has at most.
+    lexeme_shares: dict[str, float] = field(default_factory=dict)
+    untracked_share: float = 0.0
     # The vectors in each bucket's HNSW index, as its statistics say.
     bucket_vectors: dict[int, int] = field(default_factory=dict)
 
@@ -244,14 +250,17 @@ def table_statistics() -> TableStatistics:
         )
         bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
     rows = max(float(row[0]) if row else 0.0, 1.0)  # -1 before the first ANALYZE
-    common: dict[str, float] = {}
-    if row and row[1]:
-        least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / rows)
-        # The frequencies end with three summary numbers, which zip leaves out.
-        common = {
-            lexeme: share for lexeme, share in zip(row[1], row[2], strict=False) if share > least
-        }
-    statistics = TableStatistics(int(rows), common, bucket_vectors)
+    # The frequencies end with three summary numbers, which zip leaves out.
+    shares = dict(zip(row[1], row[2], strict=False)) if row and row[1] else {}
+    least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / rows)
+    common = {lexeme: share for lexeme, share in shares.items() if share > least}
+    statistics = TableStatistics(
+        rows=int(rows),
+        common_lexemes=common,
+        lexeme_shares=shares,
+        untracked_share=min(shares.values(), default=0.0),
+        bucket_vectors=bucket_vectors,
+    )
     _statistics_cache = (now, statistics)
     return statistics
 
@@ -261,7 +270,8 @@ def common_lexemes() -> dict[str, float]:
 
 
 def _query_terms(text: str) -> list[str]:
-    """The terms to search for ``text`` (raw tsqueries): its rarest, at most MAX_QUERY_TERMS.
+    """The terms to search for ``text`` (raw tsqueries): its rarest, at most MAX_QUERY_TERMS,
+    and together in at most MAX_MATCH_SHARE of memories (as far as statistics tell).
 
     Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
     else is left; among equally rare terms the ones said last (the new message
@@ -274,10 +284,22 @@ def _query_terms(text: str) -> list[str]:
             [SEARCH_CONFIG, search_document(text)],
         )
         lexemes = [row[0] for row in cursor.fetchall()]
-    common = common_lexemes()
-    rarest_first = sorted(lexemes, key=lambda lexeme: common.get(lexeme, 0.0))
-    kept = [lexeme for lexeme in rarest_first if lexeme not in common]
-    kept = kept[:MAX_QUERY_TERMS] or rarest_first[:KEEP_WHEN_ALL_COMMON]
+    statistics = table_statistics()
+
+    def share(lexeme: str) -> float:
+        return statistics.lexeme_shares.get(lexeme, statistics.untracked_share)
+
+    rarest_first = sorted(lexemes, key=share)
+    kept: list[str] = []
+    matched_share = 0.0
+    for lexeme in rarest_first:
+        if lexeme in statistics.common_lexemes or len(kept) == MAX_QUERY_TERMS:
+            break
+        if kept and matched_share + share(lexeme) > MAX_MATCH_SHARE:
+            break
+        kept.append(lexeme)
+        matched_share += share(lexeme)
+    kept = kept or rarest_first[:KEEP_WHEN_ALL_COMMON]
     # A lone CJK character stays a prefix, as in textsearch.tsquery.
     return [
         f"'{lexeme}'" + (":*" if len(lexeme) == 1 and is_cjk(lexeme) else "") for lexeme in kept

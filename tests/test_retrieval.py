@@ -374,3 +374,20 @@ def test_a_forked_process_searches_with_its_own_side_connections(alice):
 
     assert os.read(read, 1000).decode() == "I deploy the survey app with Docker Compose"
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_keyword_search_takes_the_rarest_terms_up_to_a_share_of_memories(alice, monkeypatch):
+    """A big user's keyword search reads every memory its terms match: the terms it keeps
+    are the rarest, and together in at most MAX_MATCH_SHARE of memories."""
+    for word, count in (("alpha", 20), ("beta", 10), ("gamma", 3)):
+        for n in range(count):
+            services.memory_create(owner=alice, content=f"{word} {n}")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memoryapp_memory")
+    monkeypatch.setattr(retrieval, "_statistics_cache", None)
+    monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.9)
+    monkeypatch.setattr(retrieval, "MAX_MATCH_SHARE", 0.4)
+
+    # gamma (3 of 33 memories) and beta (10) are together under 40%; alpha (20) is not.
+    assert retrieval._query_terms("alpha beta gamma") == ["'gamma'", "'beta'"]
+    monkeypatch.setattr(retrieval, "_statistics_cache", None)
