@@ -377,10 +377,29 @@ def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
     return memories.filter(embedding_model=model_name, embedding__isnull=False)
 
 
+# Planner estimates by query (its SQL and parameters, times left out), with when they were made.
+_estimates: dict[tuple[str, str], tuple[float, int]] = {}
+MAX_CACHED_ESTIMATES = 10_000
+
+
 def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
-    """The planner's estimate of the rows ``queryset`` returns (planning only, no scan)."""
+    """The planner's estimate of the rows ``queryset`` returns (planning only, no scan).
+
+    Kept as long as the table statistics: a user's searches ask for the same
+    candidates again and again, only at another time (``as_of``, now by default),
+    which hardly moves the estimate."""
+    sql, params = queryset.query.sql_with_params()
+    key = (sql, repr([param for param in params if not isinstance(param, datetime)]))
+    now = time.monotonic()
+    cached = _estimates.get(key)
+    if cached is not None and now - cached[0] < STATISTICS_CACHE_SECONDS:
+        return cached[1]
     plan = queryset.explain(format="json")
-    return int(json.loads(plan)[0]["Plan"]["Plan Rows"])
+    rows = int(json.loads(plan)[0]["Plan"]["Plan Rows"])
+    if len(_estimates) >= MAX_CACHED_ESTIMATES:
+        _estimates.clear()
+    _estimates[key] = (now, rows)
+    return rows
 
 
 def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:

@@ -391,3 +391,20 @@ def test_keyword_search_takes_the_rarest_terms_up_to_a_share_of_memories(alice, 
     # gamma (3 of 33 memories) and beta (10) are together under 40%; alpha (20) is not.
     assert retrieval._query_terms("alpha beta gamma") == ["'gamma'", "'beta'"]
     monkeypatch.setattr(retrieval, "_statistics_cache", None)
+
+
+def test_the_candidates_size_is_estimated_once_whatever_the_time_asked(alice):
+    from django.test.utils import CaptureQueriesContext
+
+    remember(alice, "Tea at nine")
+    model = get_provider().model_name
+
+    with CaptureQueriesContext(connection) as captured:
+        for as_of in (timezone.now(), timezone.now() + timedelta(seconds=5)):
+            retrieval.vector_plan(embedded_with(candidates(alice, as_of=as_of), model))
+        retrieval.vector_plan(
+            embedded_with(candidates(alice, as_of=as_of).filter(pinned=True), model)
+        )
+
+    explains = [query["sql"] for query in captured if query["sql"].startswith("EXPLAIN")]
+    assert len(explains) == 2
