@@ -21,14 +21,15 @@ import time
 import uuid
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models.expressions import RawSQL
+from django.db.models import Field, Model
 from django.utils import timezone
 
-from accounts.models import MemorySettings
+from accounts.models import MemorySettings, Project
 from memoryapp.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
 from memoryapp.extraction.reconcile import Reconciler
 from memoryapp.extraction.sensitive import REDACTED, contains_sensitive, redact
@@ -49,6 +50,7 @@ logger = logging.getLogger(__name__)
 EXTRACT_TASK = "memoryapp.jobs.extract_conversation"
 FINISHED = (RunStatus.SUCCEEDED, RunStatus.SKIPPED)
 _CONVERSATION = Conversation._meta.db_table
+M = TypeVar("M", bound=Model)
 # The first key of the advisory locks that serialise one conversation's runs.
 _LOCK_NAMESPACE = 5_000_001
 
@@ -172,16 +174,7 @@ def execute_run(run_id: int) -> ExtractionRun:
     try:
         with transaction.atomic():
             _lock_conversation(conversation_id)
-            run = (
-                ExtractionRun.objects.select_for_update(of=("self",))
-                .select_related("conversation__owner__memory_settings", "conversation__project")
-                .annotate(
-                    newest_messages=RawSQL(
-                        _NEWEST_MESSAGES_SQL, [settings.EXTRACTION_WINDOW_MESSAGES]
-                    )
-                )
-                .get(pk=run_id)
-            )
+            run = _locked_run(run_id)
             if run.status in FINISHED:
                 # Another delivery of this job finished it while this one waited.
                 return run
@@ -271,6 +264,62 @@ SELECT json_agg(newest) FROM (
     ORDER BY position DESC LIMIT %s
 ) newest
 """
+
+
+def _columns(model: type[Model], table: str) -> tuple[list[Field], str]:
+    """``model``'s stored fields, and their columns in ``table`` for a SELECT."""
+    fields = list(model._meta.concrete_fields)
+    return fields, ", ".join(f"{table}.{connection.ops.quote_name(f.column or '')}" for f in fields)
+
+
+_RUN_FIELDS, _RUN_COLUMNS = _columns(ExtractionRun, "r")
+_CONVERSATION_FIELDS, _CONVERSATION_COLUMNS = _columns(Conversation, _CONVERSATION)
+_OWNER_FIELDS, _OWNER_COLUMNS = _columns(get_user_model(), "u")
+_SETTINGS_FIELDS, _SETTINGS_COLUMNS = _columns(MemorySettings, "s")
+_PROJECT_FIELDS, _PROJECT_COLUMNS = _columns(Project, "p")
+# The run with its conversation, the conversation's owner, their memory settings and
+# project, and the newest messages not yet extracted: what select_related would read, in SQL
+# written once (building the ORM's five-table query took half the time of running it).
+_LOCKED_RUN_SQL = f"""
+SELECT {_RUN_COLUMNS}, {_CONVERSATION_COLUMNS}, {_OWNER_COLUMNS}, {_SETTINGS_COLUMNS},
+       {_PROJECT_COLUMNS}, ({_NEWEST_MESSAGES_SQL})
+FROM {ExtractionRun._meta.db_table} r
+JOIN {_CONVERSATION} ON {_CONVERSATION}.id = r.conversation_id
+JOIN {get_user_model()._meta.db_table} u ON u.id = {_CONVERSATION}.owner_id
+LEFT JOIN {MemorySettings._meta.db_table} s ON s.user_id = u.id
+LEFT JOIN {Project._meta.db_table} p ON p.id = {_CONVERSATION}.project_id
+WHERE r.id = %s
+FOR UPDATE OF r
+"""
+
+
+def _locked_run(run_id: int) -> ExtractionRun:
+    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it; ``newest_messages`` set on it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCKED_RUN_SQL, [settings.EXTRACTION_WINDOW_MESSAGES, run_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise ExtractionRun.DoesNotExist(f"No extraction run {run_id}")
+    values = iter(row)
+
+    def instance(model: type[M], fields: list[Field]) -> M | None:
+        columns = [next(values) for _field in fields]
+        if columns[0] is None:  # A LEFT JOIN that found nothing.
+            return None
+        return model.from_db(connection.alias, [f.attname for f in fields], columns)
+
+    run = instance(ExtractionRun, _RUN_FIELDS)
+    conversation = instance(Conversation, _CONVERSATION_FIELDS)
+    owner = instance(get_user_model(), _OWNER_FIELDS)
+    memory_settings = instance(MemorySettings, _SETTINGS_FIELDS)
+    project = instance(Project, _PROJECT_FIELDS)
+    assert run is not None and conversation is not None and owner is not None
+    if memory_settings is not None:
+        owner.memory_settings = memory_settings
+    conversation.owner, conversation.project = owner, project
+    run.conversation = conversation
+    run.newest_messages = next(values)  # type: ignore[attr-defined]
+    return run
 
 
 def _window(run: ExtractionRun) -> list[WindowMessage]:
