@@ -1,8 +1,9 @@
 """Extraction and forgetting speed.
 
 1. Messages per second through the rules extractor and reconciliation, for
-   a user who already has 10,000 memories (with embeddings). Target: ≥ 1,000/s
-   on one core.
+   a user who already has 10,000 memories (with embeddings), in several rounds
+   (the machine is shared: one round takes a few seconds and a burst of other
+   work moves it). Target: ≥ 1,000/s on one core.
 2. The forgetting pass over 1,000,000 memories. Target: < 60 s. Measured
    twice: the first pass over a fill where nearly every memory is due for a
    change (the worst case: a pass after a long pause or a bulk import), then
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -89,14 +91,14 @@ def _settle() -> None:
         cursor.execute("VACUUM ANALYZE memoryapp_memory")
 
 
-def _conversations(user: Any, messages: int) -> list[Conversation]:
+def _conversations(user: Any, messages: int, prefix: str) -> list[Conversation]:
     from memoryapp.models import Conversation, Message
 
     rng = random.Random(7)
     conversations = []
     rows = []
     for index in range(messages // 10):
-        conversation = Conversation.objects.create(owner=user, external_id=f"bench-{index}")
+        conversation = Conversation.objects.create(owner=user, external_id=f"{prefix}-{index}")
         conversations.append(conversation)
         for position in range(1, 11):
             values = {
@@ -120,7 +122,9 @@ def _conversations(user: Any, messages: int) -> list[Conversation]:
     return conversations
 
 
-def bench_extraction(scale: float) -> None:
+def bench_extraction(scale: float, repeat: int) -> None:
+    """``repeat`` rounds of ``messages`` new messages each; the same talk every round, so
+    later rounds mostly merge into what the first created."""
     from memoryapp.embeddings import get_provider
     from memoryapp.extraction.runs import execute_run
     from memoryapp.models import ExtractionRun, Memory
@@ -131,28 +135,35 @@ def bench_extraction(scale: float) -> None:
     user = make_user("bench@example.com")
     provider = get_provider()
     _fill_memories(user.pk, existing, provider.dimensions, provider.model_name)
-    conversations = _conversations(user, messages)
-    durations = []
-    started = time.perf_counter()
-    for conversation in conversations:
-        run = ExtractionRun.objects.create(conversation=conversation, trigger="turns")
-        before = time.perf_counter()
-        finished = execute_run(run.pk)
-        durations.append((time.perf_counter() - before) * 1000)
-        assert finished.status == "succeeded", finished.error
-    elapsed = time.perf_counter() - started
-    totals = ExtractionRun.objects.values_list("candidates", "created", "merged", "superseded")
-    sums = [sum(column) for column in zip(*totals, strict=True)]
     print(
-        f"extraction: {messages} messages in {len(conversations)} runs of 10, "
+        f"extraction: {repeat} rounds of {messages} messages in runs of 10, "
         f"{existing} existing memories"
     )
+    throughputs = []
+    for round_number in range(1, repeat + 1):
+        conversations = _conversations(user, messages, prefix=f"bench{round_number}")
+        durations = []
+        started = time.perf_counter()
+        for conversation in conversations:
+            run = ExtractionRun.objects.create(conversation=conversation, trigger="turns")
+            before = time.perf_counter()
+            finished = execute_run(run.pk)
+            durations.append((time.perf_counter() - before) * 1000)
+            assert finished.status == "succeeded", finished.error
+        throughputs.append(messages / (time.perf_counter() - started))
+        runs = ExtractionRun.objects.filter(conversation__in=conversations)
+        totals = runs.values_list("candidates", "created", "merged", "superseded")
+        sums = [sum(column) for column in zip(*totals, strict=True)]
+        print(
+            f"  round {round_number}: {throughputs[-1]:,.0f} messages/s; per run "
+            f"{percentiles(durations)}; candidates {sums[0]}, created {sums[1]}, "
+            f"merged {sums[2]}, superseded {sums[3]}"
+        )
+    print(f"  memories now {Memory.objects.count()}")
     print(
-        f"  candidates {sums[0]}, created {sums[1]}, merged {sums[2]}, superseded {sums[3]}; "
-        f"memories now {Memory.objects.count()}"
+        f"  throughput: median {statistics.median(throughputs):,.0f} messages/s over "
+        f"{repeat} rounds (target >= 1,000/s)"
     )
-    print(f"  per run (10 messages): {percentiles(durations)}")
-    print(f"  throughput: {messages / elapsed:,.0f} messages/s (target >= 1,000/s)")
 
 
 def bench_forgetting(scale: float) -> None:
@@ -223,13 +234,14 @@ def _timed_pass(forget: Any, now: Any, label: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full sizes")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of extraction")
     parser.add_argument("--skip-forgetting", action="store_true")
     parser.add_argument("--skip-extraction", action="store_true")
     args = parser.parse_args()
     setup_django()
     with benchmark_database():
         if not args.skip_extraction:
-            bench_extraction(args.scale)
+            bench_extraction(args.scale, args.repeat)
         if not args.skip_forgetting:
             bench_forgetting(args.scale)
 
