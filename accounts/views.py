@@ -8,8 +8,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.forms import TokenForm
+from accounts.http import AuthenticatedHttpRequest
 from accounts.models import ApiToken
-from memoryapp.http import AuthenticatedHttpRequest
 
 
 def _token_page(

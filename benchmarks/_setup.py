@@ -14,7 +14,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 def setup_django() -> None:
     sys.path.insert(0, str(BASE_DIR))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.test_settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
     import django
 

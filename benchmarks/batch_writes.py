@@ -27,9 +27,9 @@ def run_once(scale: int, run: int) -> dict[str, float]:
     """One user's clear, undo, import and undo; the milliseconds of each."""
     from django.contrib.auth import get_user_model
 
-    from memoryapp import services
-    from memoryapp.memory_files import MemoryFilesTarget
-    from memoryapp.models import Kind, Memory
+    from memories import services
+    from memories.memory_files import MemoryFilesTarget
+    from memories.models import Kind, Memory
 
     kinds = list(Kind)
     email = f"bench-{uuid.uuid4().hex[:8]}@example.com"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from _setup import benchmark_database, percentiles, setup_django
 
 if TYPE_CHECKING:
-    from memoryapp.models import Conversation
+    from conversations.models import Conversation
 
 TALK = [
     "I prefer {tool} over {other} for {task}.",
@@ -92,7 +92,7 @@ def _settle() -> None:
 
 
 def _conversations(user: Any, messages: int, prefix: str) -> list[Conversation]:
-    from memoryapp.models import Conversation, Message
+    from conversations.models import Conversation, Message
 
     rng = random.Random(7)
     conversations = []
@@ -125,9 +125,10 @@ def _conversations(user: Any, messages: int, prefix: str) -> list[Conversation]:
 def bench_extraction(scale: float, repeat: int) -> None:
     """``repeat`` rounds of ``messages`` new messages each; the same talk every round, so
     later rounds mostly merge into what the first created."""
-    from memoryapp.embeddings import get_provider
-    from memoryapp.extraction.runs import execute_run
-    from memoryapp.models import ExtractionRun, Memory
+    from conversations.extraction.runs import execute_run
+    from conversations.models import ExtractionRun
+    from memories.embeddings import get_provider
+    from memories.models import Memory
     from tests.conftest import make_user
 
     existing = max(100, int(10_000 * scale))
@@ -172,7 +173,7 @@ def bench_forgetting(scale: float) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from memoryapp.forgetting import forget
+    from memories.forgetting import forget
     from tests.conftest import make_user
 
     count = max(1000, int(1_000_000 * scale))

@@ -34,9 +34,9 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="print every miss and false hit")
     args = parser.parse_args()
     setup_django()
-    from memoryapp.extraction import WindowMessage
-    from memoryapp.extraction.rules import RulesExtractor
-    from memoryapp.extraction.runs import _is_sensitive, is_trivial
+    from conversations.extraction import WindowMessage
+    from conversations.extraction.rules import RulesExtractor
+    from conversations.extraction.runs import _is_sensitive, is_trivial
 
     conversations = json.loads(DATA.read_text())
     extractor = RulesExtractor()

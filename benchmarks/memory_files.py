@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django
 
@@ -29,9 +29,9 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from memoryapp import services  # noqa: E402
-from memoryapp.memory_files import MemoryFilesTarget  # noqa: E402
-from memoryapp.models import Kind, Memory  # noqa: E402
+from memories import services  # noqa: E402
+from memories.memory_files import MemoryFilesTarget  # noqa: E402
+from memories.models import Kind, Memory  # noqa: E402
 
 KINDS = list(Kind)
 

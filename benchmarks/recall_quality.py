@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import django
@@ -30,9 +30,9 @@ from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from memoryapp import services  # noqa: E402
-from memoryapp.embeddings import get_provider, store_embeddings  # noqa: E402
-from memoryapp.retrieval import MODES, search_memories  # noqa: E402
+from memories import services  # noqa: E402
+from memories.embeddings import get_provider, store_embeddings  # noqa: E402
+from memories.retrieval import MODES, search_memories  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "recall_quality.json"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.test_settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
 import django
@@ -41,12 +41,13 @@ from django.test import Client, RequestFactory  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from accounts.models import Membership, MemorySettings, Project, Role, Team  # noqa: E402
-from memoryapp.jobs import embed_memories  # noqa: E402
-from memoryapp.memory_list import MemoryFilters, MemoryListPage  # noqa: E402
-from memoryapp.models import Kind, Memory  # noqa: E402
-from memoryapp.textsearch import search_document  # noqa: E402
-from memoryapp.views.memories import LIST_SOURCES  # noqa: E402
+from accounts.models import MemorySettings  # noqa: E402
+from memories.jobs import embed_memories  # noqa: E402
+from memories.memory_list import MemoryFilters, MemoryListPage  # noqa: E402
+from memories.models import Kind, Memory  # noqa: E402
+from memories.textsearch import search_document  # noqa: E402
+from memories.views.memories import LIST_SOURCES  # noqa: E402
+from teams.models import Membership, Project, Role, Team  # noqa: E402
 
 BENCH_DATABASE = "memoryapp_bench"
 BENCH_EMAIL = "bench@example.com"

@@ -18,8 +18,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import translation
 
-from accounts.models import Membership, MemorySettings, Project, Role, Team
-from memoryapp import side_connections
+from accounts.models import MemorySettings
+from memories import side_connections
+from teams.models import Membership, Project, Role, Team
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 

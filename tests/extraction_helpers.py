@@ -8,7 +8,7 @@ from typing import Any
 from django.test import Client
 
 from accounts.models import ApiToken
-from memoryapp.models import Conversation, Message
+from conversations.models import Conversation, Message
 
 
 def api_client(user: Any) -> Client:

@@ -9,9 +9,9 @@ from typing import Any
 from django.test import Client
 
 from accounts.models import ApiToken
-from memoryapp import services
-from memoryapp.jobs import embed_memories
-from memoryapp.models import Memory
+from memories import services
+from memories.jobs import embed_memories
+from memories.models import Memory
 
 
 def remember(owner: Any, content: str, **fields: Any) -> Memory:

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from django.contrib import admin
 
-from memoryapp.demo import create_demo_user
+from config.demo import create_demo_user
 from tests.conftest import client_for
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client, override_settings
 
 from accounts.models import MemorySettings
-from memoryapp.models import Memory, Scope
+from memories.models import Memory, Scope
 from tests.conftest import client_for
 from tests.recall_helpers import ApiClient, error_code, remember
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import MemorySettings
-from memoryapp import services
-from memoryapp.models import Memory, MemoryEvent, Scope
+from memories import services
+from memories.models import Memory, MemoryEvent, Scope
 from tests.conftest import client_for
 from tests.recall_helpers import ApiClient, error_code, remember
 

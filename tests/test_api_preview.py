@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from memoryapp.models import AccessLog, Conversation, Memory, Scope
+from conversations.models import Conversation
+from memories.models import Memory, Scope
+from recall.models import AccessLog
 from tests.recall_helpers import ApiClient, error_code, remember
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import MemorySettings
-from memoryapp.models import Memory, Scope
+from memories.models import Memory, Scope
 from tests.recall_helpers import ApiClient, error_code, remember
 
 pytestmark = pytest.mark.django_db

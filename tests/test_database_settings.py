@@ -14,9 +14,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from memoryapp import database
-from memoryapp.database import EMBEDDED_DATABASE_NAME, database_settings, shared_buffers_mb
-from memoryapp.migration_operations import VECTOR_MISSING
+from config import database
+from config.database import EMBEDDED_DATABASE_NAME, database_settings, shared_buffers_mb
+from memories.migration_operations import VECTOR_MISSING
 
 BASE_DIR = Path(settings.BASE_DIR)
 

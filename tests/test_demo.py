@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from memoryapp.demo import create_demo_user
-from memoryapp.models import Memory
+from config.demo import create_demo_user
+from memories.models import Memory
 
 
 @pytest.mark.django_db

@@ -13,15 +13,15 @@ from django.core.checks import run_checks
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 
-from memoryapp.embeddings import (
+from memories.embeddings import (
     EmbeddingError,
     LocalHashEmbedding,
     OpenAIEmbedding,
     SentenceTransformerEmbedding,
     column_dimensions,
 )
-from memoryapp.injection import PreviewRequest, injection_preview
-from memoryapp.models import Memory
+from memories.models import Memory
+from recall.injection import PreviewRequest, injection_preview
 from tests.recall_helpers import ApiClient, remember
 
 pytestmark = pytest.mark.django_db

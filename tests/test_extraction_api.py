@@ -5,7 +5,8 @@ from typing import Any
 import pytest
 
 from accounts.models import MemorySettings
-from memoryapp.models import Conversation, ExtractionRun, Memory, Status
+from conversations.models import Conversation, ExtractionRun
+from memories.models import Memory, Status
 from tests.extraction_helpers import api_client, post_json
 
 pytestmark = pytest.mark.django_db

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from django_q.models import Schedule
 
-from memoryapp.extraction import ExtractionFailed, WindowMessage
-from memoryapp.extraction.llm import LlmExtractor, parse_answer
-from memoryapp.extraction.runs import execute_run, retry_schedule_name
-from memoryapp.models import ExtractionRun, Memory, RunStatus
+from conversations.extraction import ExtractionFailed, WindowMessage
+from conversations.extraction.llm import LlmExtractor, parse_answer
+from conversations.extraction.runs import execute_run, retry_schedule_name
+from conversations.models import ExtractionRun, RunStatus
+from memories.models import Memory
 from tests.extraction_helpers import conversation_with
 
 

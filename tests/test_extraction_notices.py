@@ -8,10 +8,10 @@ from django.template import Context, Template
 from django.test import RequestFactory
 from django.utils import timezone
 
-from memoryapp.extraction.runs import execute_run, extraction_request, run_batch
-from memoryapp.models import Memory
-from memoryapp.notices import extraction_notices, faded_this_week
-from memoryapp.services import memory_create
+from conversations.extraction.runs import execute_run, extraction_request, run_batch
+from conversations.notices import extraction_notices, faded_this_week
+from memories.models import Memory
+from memories.services import memory_create
 from tests.conftest import client_for
 from tests.extraction_helpers import conversation_with
 

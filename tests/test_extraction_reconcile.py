@@ -8,10 +8,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import MemorySettings
-from memoryapp.embeddings import get_provider
-from memoryapp.extraction.runs import execute_run, extraction_request, run_batch
-from memoryapp.models import EventAction, ExtractionRun, Memory, MemoryEvent, Origin, Scope, Status
-from memoryapp.services import (
+from conversations.extraction.runs import execute_run, extraction_request, run_batch
+from conversations.models import ExtractionRun
+from memories.embeddings import get_provider
+from memories.models import EventAction, Memory, MemoryEvent, Origin, Scope, Status
+from memories.services import (
     MemoryWrites,
     memories_create,
     memory_create,
@@ -249,7 +250,7 @@ def test_a_run_costs_the_same_queries_for_two_candidates_or_eight(alice: Any) ->
 
 def test_new_memories_keep_the_vector_reconciliation_made(alice: Any, monkeypatch: Any) -> None:
     queued: list[list[int]] = []
-    monkeypatch.setattr("memoryapp.services._enqueue_embedding", queued.append)
+    monkeypatch.setattr("memories.services._enqueue_embedding", queued.append)
     _extract(conversation_with(alice, ("user", "I plan to learn Rust this year")))
     memory = Memory.objects.get()
     provider = get_provider()
@@ -263,7 +264,7 @@ def test_without_vectors_new_memories_wait_for_the_embedding_job(
     alice: Any, monkeypatch: Any
 ) -> None:
     queued: list[list[int]] = []
-    monkeypatch.setattr("memoryapp.services._enqueue_embedding", queued.append)
+    monkeypatch.setattr("memories.services._enqueue_embedding", queued.append)
 
     def unavailable(texts: Any) -> Any:
         raise RuntimeError("embedding service down")

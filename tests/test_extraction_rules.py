@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from memoryapp.extraction import WindowMessage
-from memoryapp.extraction.rules import RulesExtractor, candidate_from_sentence
-from memoryapp.extraction.summary import summary_items
+from conversations.extraction import WindowMessage
+from conversations.extraction.rules import RulesExtractor, candidate_from_sentence
+from conversations.extraction.summary import summary_items
 
 # (sentence, kind, content, subject, value)
 MATCHES = [

@@ -9,9 +9,10 @@ from django.db import connection, transaction
 from django_q.models import Schedule
 
 from accounts.models import MemorySettings
-from memoryapp.extraction import runs
-from memoryapp.extraction.runs import execute_run, extraction_request
-from memoryapp.models import Conversation, ExtractionRun, Memory, MemoryEvent, RunStatus
+from conversations.extraction import runs
+from conversations.extraction.runs import execute_run, extraction_request
+from conversations.models import Conversation, ExtractionRun, RunStatus
+from memories.models import Memory, MemoryEvent
 from tests.extraction_helpers import add_messages, conversation_with
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryapp.extraction.sensitive import (
+from conversations.extraction.sensitive import (
     contains_sensitive,
     luhn_valid,
     redact,

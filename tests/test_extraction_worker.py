@@ -16,7 +16,8 @@ from django.db import connection
 from django_q.conf import Conf
 
 from accounts.models import MemorySettings
-from memoryapp.models import ExtractionRun, Memory, RunStatus
+from conversations.models import ExtractionRun, RunStatus
+from memories.models import Memory
 from tests.conftest import ARTIFACTS, client_for
 from tests.extraction_helpers import api_client, post_json
 
@@ -37,7 +38,7 @@ def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[bytes]]
     monkeypatch.setattr(Conf, "SYNC", False)
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": _test_database_url(),
         "DB_CONN_MAX_AGE": "0",
         "Q_SYNC": "false",

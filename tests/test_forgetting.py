@@ -7,10 +7,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memoryapp import forgetting
-from memoryapp.forgetting import forget
-from memoryapp.models import EventAction, ForgettingReport, Memory, MemoryEvent
-from memoryapp.services import memory_create, memory_restore
+from memories import forgetting
+from memories.forgetting import forget
+from memories.models import EventAction, ForgettingReport, Memory, MemoryEvent
+from memories.services import memory_create, memory_restore
 
 pytestmark = pytest.mark.django_db
 
@@ -126,12 +126,12 @@ def test_command_dry_run_changes_nothing(alice: Any, capsys: Any) -> None:
 def test_the_daily_schedule_exists() -> None:
     from django_q.models import Schedule
 
-    from memoryapp.jobs import ensure_schedules
+    from memories.jobs import ensure_schedules
 
     ensure_schedules()
     schedule = Schedule.objects.get(name="forget unused memories")
     assert (schedule.func, schedule.schedule_type) == (
-        "memoryapp.jobs.forget_memories",
+        "memories.jobs.forget_memories",
         Schedule.DAILY,
     )
     assert schedule.next_run > timezone.now()

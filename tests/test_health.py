@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memoryapp.jobs import heartbeat
-from memoryapp.models import WorkerHeartbeat
+from memories.jobs import heartbeat
+from memories.models import WorkerHeartbeat
 
 
 @pytest.mark.django_db
@@ -34,4 +34,4 @@ def test_migrate_created_the_heartbeat_schedule() -> None:
     from django_q.models import Schedule
 
     schedule = Schedule.objects.get(name="worker heartbeat")
-    assert schedule.func == "memoryapp.jobs.heartbeat"
+    assert schedule.func == "memories.jobs.heartbeat"

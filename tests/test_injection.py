@@ -10,9 +10,12 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import MemorySettings
-from memoryapp import injection, services, side_connections
-from memoryapp.injection import PreviewRequest, estimate_tokens, injection_preview
-from memoryapp.models import AccessLog, Conversation, Memory, Scope
+from conversations.models import Conversation
+from memories import services, side_connections
+from memories.models import Memory, Scope
+from recall import injection
+from recall.injection import PreviewRequest, estimate_tokens, injection_preview
+from recall.models import AccessLog
 from tests.recall_helpers import remember
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import Invitation, Membership, Role, Team
+from teams.models import Invitation, Membership, Role, Team
 from tests.conftest import client_for, make_user
 
 

@@ -10,8 +10,9 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from accounts.models import MemorySettings
-from memoryapp.models import Conversation, Memory, Message
-from memoryapp.services import memory_create, memory_update
+from conversations.models import Conversation, Message
+from memories.models import Memory
+from memories.services import memory_create, memory_update
 from tests.conftest import browser_login, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

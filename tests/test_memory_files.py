@@ -13,16 +13,16 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from accounts.models import Project
-from memoryapp import services
-from memoryapp.memory_files import (
+from memories import services
+from memories.memory_files import (
     MemoryFilesTarget,
     export_tree,
     parse_files,
     read_directory,
     write_directory,
 )
-from memoryapp.models import EventAction, Kind, Memory, MemoryEvent, Origin, Scope, Status
+from memories.models import EventAction, Kind, Memory, MemoryEvent, Origin, Scope, Status
+from teams.models import Project
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "memory_files" / "personal"
 EXPORTED_AT = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -12,10 +12,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from accounts.models import Membership, Project, Role
-from memoryapp import services
-from memoryapp.memory_files import MemoryFilesTarget
-from memoryapp.models import Kind, Memory, MemoryEvent, Origin, Scope
+from memories import services
+from memories.memory_files import MemoryFilesTarget
+from memories.models import Kind, Memory, MemoryEvent, Origin, Scope
+from teams.models import Membership, Project, Role
 from tests.conftest import client_for, make_user
 
 

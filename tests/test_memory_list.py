@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from django.http import QueryDict
 
-from accounts.models import Project
-from memoryapp.memory_list import MemoryFilters, SearchMatch, highlight
-from memoryapp.models import Memory
-from memoryapp.services import memory_create
+from memories.memory_list import MemoryFilters, SearchMatch, highlight
+from memories.models import Memory
+from memories.services import memory_create
+from teams.models import Project
 
 
 def test_filters_read_the_query_string_and_ignore_unknown_values() -> None:

@@ -10,8 +10,9 @@ from django.test import override_settings
 from django.utils import timezone
 
 from accounts.models import MemorySettings
-from memoryapp.models import Conversation, Memory, MemoryEvent, Message
-from memoryapp.services import memory_create, memory_update
+from conversations.models import Conversation, Message
+from memories.models import Memory, MemoryEvent
+from memories.services import memory_create, memory_update
 from tests.conftest import client_for
 from tests.recall_helpers import remember
 

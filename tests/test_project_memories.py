@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import Membership, Project, Role, Team
-from memoryapp.models import Memory, MemoryEvent, Scope
-from memoryapp.services import memory_create, memory_update
+from memories.models import Memory, MemoryEvent, Scope
+from memories.services import memory_create, memory_update
+from teams.models import Membership, Project, Role, Team
 from tests.conftest import client_for
 from tests.extraction_helpers import api_client, post_json
 

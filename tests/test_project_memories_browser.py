@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from accounts.models import Project
-from memoryapp.models import Memory, Scope
-from memoryapp.services import memory_create
+from memories.models import Memory, Scope
+from memories.services import memory_create
+from teams.models import Project
 from tests.conftest import browser_login, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

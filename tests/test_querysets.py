@@ -6,9 +6,9 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from accounts.models import Project
-from memoryapp.models import Memory, Scope, Status
-from memoryapp.services import memory_create, memory_delete
+from memories.models import Memory, Scope, Status
+from memories.services import memory_create, memory_delete
+from teams.models import Project
 
 
 def test_who_sees_what(alice: Any, bob: Any, vera: Any, charlie: Any, project: Project) -> None:

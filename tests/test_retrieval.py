@@ -9,10 +9,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memoryapp import retrieval, services, side_connections
-from memoryapp.embeddings import get_provider, vector_literal
-from memoryapp.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS, Memory, Scope, vector_bucket
-from memoryapp.retrieval import (
+from memories import retrieval, services, side_connections
+from memories.embeddings import get_provider, vector_literal
+from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS, Memory, Scope, vector_bucket
+from memories.retrieval import (
     RRF_K,
     Filters,
     candidates,
@@ -154,7 +154,7 @@ def test_who_sees_what(alice, bob, charlie, project):
 
 
 def test_conversation_memories_only_for_their_conversation(alice):
-    from memoryapp.models import Conversation
+    from conversations.models import Conversation
 
     chat = Conversation.objects.create(owner=alice, external_id="chat-1")
     other = Conversation.objects.create(owner=alice, external_id="chat-2")
@@ -212,7 +212,7 @@ def test_small_user_among_a_large_table_still_gets_vector_hits(alice):
 
 
 def test_keyword_search_ranks_by_how_many_query_terms_a_memory_has(alice):
-    from memoryapp import retrieval
+    from memories import retrieval
 
     one = remember(alice, "Bridge bridge bridge inspection")
     three = remember(alice, "Budget report for the bridge")
@@ -249,7 +249,7 @@ def test_the_keyword_indexes_keep_no_pending_list():
 def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatch):
     from django.db import connection
 
-    from memoryapp import retrieval
+    from memories import retrieval
 
     for n in range(40):
         remember(alice, f"Project meeting notes number {n}")

@@ -5,9 +5,9 @@ from typing import Any
 import pytest
 
 from accounts.models import MemorySettings
-from memoryapp.extraction.runs import execute_run, extraction_request
-from memoryapp.models import Memory, Status
-from memoryapp.services import memory_create
+from conversations.extraction.runs import execute_run, extraction_request
+from memories.models import Memory, Status
+from memories.services import memory_create
 from tests.conftest import client_for, make_user
 from tests.extraction_helpers import conversation_with
 
@@ -126,5 +126,7 @@ def test_admin_actions_accept_and_reject(alice: Any) -> None:
     first.refresh_from_db()
     second.refresh_from_db()
     assert (first.status, second.status) == (Status.ACTIVE, Status.REJECTED)
-    assert client.get("/admin/memoryapp/extractionrun/?status__exact=succeeded").status_code == 200
+    assert (
+        client.get("/admin/conversations/extractionrun/?status__exact=succeeded").status_code == 200
+    )
     assert client.get("/admin/memoryapp/forgettingreport/").status_code == 200

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from memoryapp.models import EventAction, Kind, Memory, MemoryEvent, Scope, Status
-from memoryapp.services import (
+from memories.models import EventAction, Kind, Memory, MemoryEvent, Scope, Status
+from memories.services import (
     MemoryConflict,
     memories_change_kind,
     memories_create,

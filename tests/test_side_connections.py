@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from memoryapp import side_connections
+from memories import side_connections
 
 
 def thread_name() -> str:

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from accounts.models import Invitation, Membership, Project, Role, Team
+from teams.models import Invitation, Membership, Project, Role, Team
 from tests.conftest import client_for, make_user
 
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from django.core import mail
 
-from accounts.models import Invitation, Membership, Role, Team
-from memoryapp import services
-from memoryapp.models import Memory
+from memories import services
+from memories.models import Memory
+from teams.models import Invitation, Membership, Role, Team
 from tests.conftest import browser_login, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

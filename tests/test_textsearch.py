@@ -5,9 +5,9 @@ from typing import Any
 import pytest
 from django.contrib.postgres.search import SearchQuery
 
-from memoryapp.models import Memory
-from memoryapp.services import memory_create, memory_set_pinned, memory_update
-from memoryapp.textsearch import SEARCH_CONFIG, search_document, terms, tsquery
+from memories.models import Memory
+from memories.services import memory_create, memory_set_pinned, memory_update
+from memories.textsearch import SEARCH_CONFIG, search_document, terms, tsquery
 
 
 def test_chinese_becomes_bigrams_and_english_stays_words() -> None:

@@ -1,0 +1,53 @@
+"""The JSON API at /api/v1/ (django-ninja): token or session auth, one error shape.
+
+Each area adds its router in its own module and registers it below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import NinjaAPI, Schema
+
+from accounts.models import MemorySettings
+from api.auth import BearerToken, BrowserSession
+from api.conversations import router as conversations_router
+from api.errors import install_error_handlers
+from api.throttling import TokenRateThrottle
+
+api = NinjaAPI(
+    title="memoryapp API",
+    version="1",
+    description="Long-term memory for AI assistants. Authenticate with `Authorization: Bearer <token>`.",
+    auth=[BearerToken(), BrowserSession()],
+    urls_namespace="api",
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+    throttle=TokenRateThrottle(),
+)
+install_error_handlers(api)
+api.add_router("/", conversations_router)
+
+
+class MeOut(Schema):
+    id: int
+    email: str
+    memory_enabled: bool
+    token_name: str | None
+
+
+@api.get("/me", response=MeOut, tags=["account"], summary="Who the token belongs to")
+def me(request: HttpRequest) -> dict[str, Any]:
+    token = getattr(request, "api_token", None)
+    return {
+        "id": request.user.pk,
+        "email": getattr(request.user, "email", ""),
+        "memory_enabled": MemorySettings.for_user(request.user).memory_enabled,
+        "token_name": token.name if token else None,
+    }
+
+
+api.add_router("", "api.memories.router")
+api.add_router("", "api.recall.router")
+api.add_router("", "api.commands.router")

@@ -1,0 +1,312 @@
+"""Ingestion: conversations and their messages in, extraction runs out.
+
+Paths name a conversation by **our id** (``id`` in every conversation
+response). ``POST /conversations`` is idempotent by ``external_id``, so a
+client that only keeps its own ids gets ours back by posting again.
+Messages are idempotent by their ``external_id`` within the conversation:
+a batch sent twice is stored once, and positions follow the order received.
+``end``, ``summary`` and ``extract`` answer at once (202) with the queued
+extraction run; ``GET /extraction-runs/<id>`` reports its state and result.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.db import transaction
+from django.db.models import Max
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja import Field, Router, Schema, Status
+
+from api.errors import ApiError
+from conversations.extraction.runs import (
+    extraction_request,
+    maybe_request_turns_extraction,
+    retry_schedule_name,
+)
+from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
+from teams.models import Project
+
+router = Router(tags=["conversations"])
+
+MAX_MESSAGES_PER_BATCH = 500
+
+
+class ConversationIn(Schema):
+    external_id: str = Field(min_length=1, max_length=200)
+    title: str = Field("", max_length=300)
+    project: str | int | None = Field(None, description="A project's slug or id you can write to.")
+    temporary: bool = Field(False, description="Privacy mode: nothing is extracted.")
+    client: str = Field("", max_length=100)
+
+
+class ConversationOut(Schema):
+    id: int
+    external_id: str
+    title: str
+    project: str | None
+    temporary: bool
+    client: str
+    message_count: int
+    extracted_through: int
+    ended_at: datetime | None
+    created_at: datetime
+
+
+class MessageIn(Schema):
+    external_id: str = Field(min_length=1, max_length=200)
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str = Field(min_length=1, max_length=100_000)
+    sent_at: datetime | None = None
+
+
+class MessagesIn(Schema):
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES_PER_BATCH)
+
+
+class StoredMessageOut(Schema):
+    external_id: str
+    position: int
+    stored: bool = Field(description="False when a message with this external_id existed.")
+
+
+class RunOut(Schema):
+    id: int
+    conversation_id: int
+    trigger: str
+    extractor: str
+    status: str
+    skip_reason: str
+    window_first: int | None
+    window_last: int | None
+    candidates: int
+    created: int
+    merged: int
+    superseded: int
+    skipped: int
+    dropped_sensitive: int
+    attempts: int
+    duration_ms: int | None
+    error: str
+    retry_at: datetime | None
+    task_id: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class MessagesOut(Schema):
+    conversation_id: int
+    stored: int
+    duplicates: int
+    messages: list[StoredMessageOut]
+    extraction_run: RunOut | None
+
+
+class SummaryIn(Schema):
+    summary: str = Field(
+        min_length=1,
+        max_length=50_000,
+        description="Markdown with ## Goal, ## Instructions, ## Discoveries, ## Accomplished.",
+    )
+
+
+def _conversation_out(conversation: Conversation) -> dict[str, Any]:
+    return {
+        "id": conversation.pk,
+        "external_id": conversation.external_id,
+        "title": conversation.title,
+        "project": conversation.project.slug if conversation.project else None,
+        "temporary": conversation.temporary,
+        "client": conversation.client,
+        "message_count": conversation.messages.count(),
+        "extracted_through": conversation.extracted_through,
+        "ended_at": conversation.ended_at,
+        "created_at": conversation.created_at,
+    }
+
+
+def run_out(run: ExtractionRun) -> dict[str, Any]:
+    from django_q.models import Schedule
+
+    retry_at = None
+    if run.status == RunStatus.FAILED:
+        retry_at = (
+            Schedule.objects.filter(name=retry_schedule_name(run.pk))
+            .values_list("next_run", flat=True)
+            .first()
+        )
+    fields = {name: getattr(run, name) for name in RunOut.model_fields if hasattr(run, name)}
+    return {**fields, "conversation_id": run.conversation_id, "retry_at": retry_at}
+
+
+def _writable_project(request: HttpRequest, reference: str | int) -> Project:
+    lookup = {"pk": int(reference)} if str(reference).isdigit() else {"slug": str(reference)}
+    project = Project.objects.for_member(request.user).filter(**lookup).first()
+    if project is None:
+        raise ApiError("NOT_FOUND", f"No project {reference!r} among your teams' projects.")
+    if not project.can_write(request.user):
+        raise ApiError(
+            "FORBIDDEN",
+            "Viewers cannot add conversations to this project, nor anyone to an archived one.",
+        )
+    return project
+
+
+def _own_conversation(
+    request: HttpRequest, conversation_id: int, *, lock: bool = False
+) -> Conversation:
+    conversations = Conversation.objects.filter(owner_id=request.user.pk)
+    if lock:
+        conversations = conversations.select_for_update(of=("self",))
+    conversation = conversations.select_related("project").filter(pk=conversation_id).first()
+    if conversation is None:
+        raise ApiError("NOT_FOUND", f"No conversation {conversation_id} of yours.")
+    return conversation
+
+
+@router.post(
+    "/conversations",
+    response={200: ConversationOut, 201: ConversationOut},
+    summary="Start a conversation (idempotent by external_id)",
+)
+def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status[dict[str, Any]]:
+    existing = Conversation.objects.filter(
+        owner_id=request.user.pk, external_id=payload.external_id
+    ).first()
+    if existing is not None:
+        return Status(200, _conversation_out(existing))
+    project = _writable_project(request, payload.project) if payload.project is not None else None
+    conversation, created = Conversation.objects.get_or_create(
+        owner_id=request.user.pk,
+        external_id=payload.external_id,
+        defaults={
+            "title": payload.title,
+            "project": project,
+            "temporary": payload.temporary,
+            "client": payload.client,
+        },
+    )
+    return Status(201 if created else 200, _conversation_out(conversation))
+
+
+@router.get("/conversations/{conversation_id}", response=ConversationOut, summary="A conversation")
+def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str, Any]:
+    return _conversation_out(_own_conversation(request, conversation_id))
+
+
+@router.post(
+    "/conversations/{conversation_id}/messages",
+    response=MessagesOut,
+    summary="Add a batch of messages (idempotent by external_id)",
+)
+def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn) -> dict[str, Any]:
+    with transaction.atomic():
+        # The row lock keeps positions gapless when two batches arrive at once.
+        conversation = _own_conversation(request, conversation_id, lock=True)
+        incoming: dict[str, MessageIn] = {}
+        for message in payload.messages:
+            incoming.setdefault(message.external_id, message)
+        existing = dict(
+            conversation.messages.filter(external_id__in=list(incoming)).values_list(
+                "external_id", "position"
+            )
+        )
+        last = conversation.messages.aggregate(last=Max("position"))["last"] or 0
+        now = timezone.now()
+        new_messages = []
+        for message in incoming.values():
+            if message.external_id in existing:
+                continue
+            last += 1
+            new_messages.append(
+                Message(
+                    conversation=conversation,
+                    role=message.role,
+                    content=message.content,
+                    external_id=message.external_id,
+                    position=last,
+                    sent_at=message.sent_at or now,
+                    created_at=now,
+                )
+            )
+        Message.objects.bulk_create(new_messages)
+        run = maybe_request_turns_extraction(conversation) if new_messages else None
+    positions = {**existing, **{m.external_id: m.position for m in new_messages}}
+    if run is not None:
+        run.refresh_from_db()
+    return {
+        "conversation_id": conversation.pk,
+        "stored": len(new_messages),
+        "duplicates": len(payload.messages) - len(new_messages),
+        "messages": [
+            {
+                "external_id": external_id,
+                "position": positions[external_id],
+                "stored": external_id not in existing,
+            }
+            for external_id in incoming
+        ],
+        "extraction_run": run_out(run) if run is not None else None,
+    }
+
+
+def _queued(run: ExtractionRun) -> Status[dict[str, Any]]:
+    run.refresh_from_db()
+    return Status(202, run_out(run))
+
+
+@router.post(
+    "/conversations/{conversation_id}/end",
+    response={202: RunOut},
+    summary="The conversation is over: extract what is left",
+)
+def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
+    with transaction.atomic():
+        conversation = _own_conversation(request, conversation_id, lock=True)
+        previous = conversation.extraction_runs.filter(trigger=ExtractionTrigger.END).first()
+        if conversation.ended_at is not None and previous is not None:
+            run = previous
+        else:
+            conversation.ended_at = conversation.ended_at or timezone.now()
+            conversation.save(update_fields=["ended_at", "updated_at"])
+            run = extraction_request(conversation=conversation, trigger=ExtractionTrigger.END)
+    return _queued(run)
+
+
+@router.post(
+    "/conversations/{conversation_id}/summary",
+    response={202: RunOut},
+    summary="A compaction summary to extract from",
+)
+def conversation_summary(
+    request: HttpRequest, conversation_id: int, payload: SummaryIn
+) -> Status[dict[str, Any]]:
+    with transaction.atomic():
+        conversation = _own_conversation(request, conversation_id)
+        run = extraction_request(
+            conversation=conversation, trigger=ExtractionTrigger.SUMMARY, summary=payload.summary
+        )
+    return _queued(run)
+
+
+@router.post(
+    "/conversations/{conversation_id}/extract",
+    response={202: RunOut},
+    summary="Extract now",
+)
+def conversation_extract(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
+    with transaction.atomic():
+        conversation = _own_conversation(request, conversation_id)
+        run = extraction_request(conversation=conversation, trigger=ExtractionTrigger.MANUAL)
+    return _queued(run)
+
+
+@router.get("/extraction-runs/{run_id}", response=RunOut, summary="An extraction run's state")
+def extraction_run_detail(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    run = ExtractionRun.objects.filter(pk=run_id, conversation__owner_id=request.user.pk).first()
+    if run is None:
+        raise ApiError("NOT_FOUND", f"No extraction run {run_id} of yours.")
+    return run_out(run)

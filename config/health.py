@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, JsonResponse
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from memories.embeddings import embedding_status
+from memories.models import WorkerHeartbeat
+
+
+def _database() -> dict[str, Any]:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return {"ok": True}
+    except Exception as exc:
+        return {"ok": False, "error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+
+
+def _pgvector() -> dict[str, Any]:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+    except Exception:
+        return {"ok": False, "error": "database unavailable"}
+    if row is None:
+        return {
+            "ok": False,
+            "error": "the vector extension is not installed; run manage.py migrate",
+        }
+    return {"ok": True, "version": row[0]}
+
+
+def _worker() -> dict[str, Any]:
+    try:
+        beat = WorkerHeartbeat.objects.filter(name="default").first()
+    except Exception:
+        return {"ok": False, "last_heartbeat": None, "error": "database unavailable"}
+    if beat is None:
+        return {"ok": False, "last_heartbeat": None, "error": "no worker has run yet"}
+    age = (timezone.now() - beat.beat_at).total_seconds()
+    return {
+        "ok": age <= settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS,
+        "last_heartbeat": beat.beat_at.isoformat(),
+        "age_seconds": round(age, 1),
+    }
+
+
+def _embeddings() -> dict[str, Any]:
+    try:
+        return embedding_status()
+    except DatabaseError:
+        return {"ok": False, "error": "database unavailable"}
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    checks = {
+        "database": _database(),
+        "pgvector": _pgvector(),
+        "worker": _worker(),
+        "embeddings": _embeddings(),
+    }
+    healthy = all(check["ok"] for check in checks.values())
+    return JsonResponse(
+        {"status": "ok" if healthy else "unhealthy", **checks}, status=200 if healthy else 503
+    )

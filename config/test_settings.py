@@ -1,0 +1,20 @@
+"""Settings for the test suite: the same database server, jobs run inline, fast hashing."""
+
+from __future__ import annotations
+
+import os
+
+from config.settings import *  # noqa: F403
+from config.settings import Q_CLUSTER
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls the
+# tests make beside it are still synchronous and safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+MEMORY_ENABLED_BY_DEFAULT = False

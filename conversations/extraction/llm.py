@@ -1,0 +1,234 @@
+"""The LLM extractor: any OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, DeepSeek…).
+
+The window (with secrets redacted, since it leaves the server) goes out with
+a prompt that asks only for what the user said explicitly, as JSON. The
+answer is read robustly: code fences, text around the JSON, and a truncated
+answer (every complete item is kept) are all fine. An answer with no JSON in
+it, an HTTP error or a timeout raises ExtractionFailed carrying what came
+back, so the run fails visibly, keeps the raw output and is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import urllib.error
+import urllib.request
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from conversations.extraction import Candidate, ExtractionFailed, WindowMessage
+from conversations.extraction.sensitive import redact
+from conversations.extraction.topics import find_topic
+from memories.models import KIND_ALIASES, Kind
+
+SYSTEM_PROMPT = """You extract long-term memories from a conversation between a user and an AI assistant.
+
+Keep only what the user stated explicitly and what will still be true and useful in later conversations:
+their preferences, facts about them or their project, decisions, lessons learned, goals.
+Do not infer, guess or generalise. Skip greetings, small talk, questions, hypotheticals,
+and anything the assistant said that the user did not confirm.
+Never include passwords, API keys, tokens, card or ID numbers.
+
+Answer with JSON only, no prose:
+{"memories": [{"kind": "preference|fact|lesson|decision|pattern|goal|context",
+  "content": "one short, self-contained statement in the user's language",
+  "about": "user|project", "tags": ["short", "tags"], "confidence": 0.0-1.0,
+  "messages": [numbers of the messages it comes from],
+  "quote": "the exact words of the message it comes from"}]}
+Answer {"memories": []} when nothing should be remembered."""
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)(?:```|$)", re.DOTALL)
+_NEGATION = re.compile(
+    r"\b(?:not|never|don't|doesn't|avoid|avoids)\b|不要|不喜欢|别|避免", re.IGNORECASE
+)
+_ITEM_KEYS = ("memories", "candidates", "items", "results")
+
+
+def _decode_first(text: str) -> Any:
+    """The first JSON value in ``text``, ignoring what surrounds it."""
+    decoder = json.JSONDecoder()
+    for index, char in enumerate(text):
+        if char in "[{":
+            try:
+                return decoder.raw_decode(text, index)[0]
+            except json.JSONDecodeError:
+                continue
+    raise ValueError("no JSON value")
+
+
+def _complete_items(text: str) -> list[Any]:
+    """The complete objects of a JSON array cut short (a truncated answer)."""
+    decoder = json.JSONDecoder()
+    start = text.find("[")
+    items: list[Any] = []
+    if start < 0:
+        return items
+    index = start + 1
+    while index < len(text):
+        while index < len(text) and text[index] in " \t\r\n,":
+            index += 1
+        try:
+            item, index = decoder.raw_decode(text, index)
+        except json.JSONDecodeError:
+            break
+        items.append(item)
+    return items
+
+
+def parse_answer(answer: str) -> list[dict[str, Any]]:
+    """The candidate items of an LLM answer; raises ValueError when there are none to read."""
+    fenced = _FENCE.search(answer)
+    texts = [fenced.group(1), answer] if fenced else [answer]
+    for text in texts:
+        try:
+            value = _decode_first(text)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            for key in _ITEM_KEYS:
+                if isinstance(value.get(key), list):
+                    return [item for item in value[key] if isinstance(item, dict)]
+            if "content" in value:
+                return [value]
+            continue
+        if isinstance(value, list):
+            return [item for item in value if isinstance(item, dict)]
+    for text in texts:
+        items = [item for item in _complete_items(text) if isinstance(item, dict)]
+        if items:
+            return items
+    raise ValueError("the answer holds no JSON list of memories")
+
+
+def _subject(kind: str, about_project: bool, content: str) -> tuple[str, str]:
+    topic = find_topic(content)
+    if topic is None or kind not in (Kind.PREFERENCE, Kind.FACT, Kind.DECISION):
+        return "", ""
+    family = {Kind.PREFERENCE: "preference", Kind.DECISION: "decision"}.get(
+        Kind(kind), "project" if about_project else "user"
+    )
+    value = topic[1]
+    if _NEGATION.search(content):
+        value = "not " + value
+    return f"{family}:{topic[0]}", value
+
+
+def candidate_from_item(item: dict[str, Any], messages: list[WindowMessage]) -> Candidate | None:
+    content = str(item.get("content") or "").strip()
+    if not content:
+        return None
+    raw_kind = str(item.get("kind") or "fact").strip().lower()
+    kind = KIND_ALIASES.get(raw_kind, raw_kind)
+    if kind not in Kind.values:
+        kind = Kind.FACT
+    by_position = {message.position: message for message in messages}
+    cited = [
+        by_position[number]
+        for number in item.get("messages") or []
+        if isinstance(number, int) and number in by_position
+    ]
+    quote = str(item.get("quote") or "").strip()
+    if quote and not any(quote in message.content for message in cited or messages):
+        quote = ""
+    if quote and not cited:
+        cited = [message for message in messages if quote in message.content][:1]
+    try:
+        confidence = min(
+            1.0, max(0.0, float(item.get("confidence", settings.MEMORY_DEFAULT_CONFIDENCE)))
+        )
+    except (TypeError, ValueError):
+        confidence = settings.MEMORY_DEFAULT_CONFIDENCE
+    tags = [str(tag) for tag in item.get("tags") or [] if isinstance(tag, str | int)]
+    about_project = str(item.get("about") or "").lower() == "project"
+    subject, value = _subject(kind, about_project, content)
+    return Candidate(
+        kind=kind,
+        content=content[:300],
+        message_ids=[message.id for message in cited],
+        quote=quote or content,
+        tags=tags[:10],
+        confidence=confidence,
+        subject=subject,
+        value=value,
+        about_project=about_project,
+    )
+
+
+class LlmExtractor:
+    name = "llm"
+
+    def __init__(self, *, url: str, model: str, api_key: str = "", timeout: float = 60.0):
+        self.url = url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+
+    @classmethod
+    def from_settings(cls) -> LlmExtractor:
+        if not settings.EXTRACTION_LLM_URL:
+            raise ImproperlyConfigured(
+                "MEMORY_EXTRACTOR=llm needs EXTRACTION_LLM_URL (an OpenAI-compatible base URL)."
+            )
+        return cls(
+            url=settings.EXTRACTION_LLM_URL,
+            model=settings.EXTRACTION_LLM_MODEL,
+            api_key=settings.EXTRACTION_LLM_API_KEY,
+            timeout=settings.EXTRACTION_LLM_TIMEOUT,
+        )
+
+    def _prompt(self, messages: list[WindowMessage], summary: str) -> str:
+        lines = [f"[{m.position}] {m.role}: {redact(m.content)[0]}" for m in messages]
+        if summary:
+            lines.append("\nCompaction summary of the session:\n" + redact(summary)[0])
+        return "\n".join(lines)
+
+    def _complete(self, prompt: str) -> str:
+        body = json.dumps(
+            {
+                "model": self.model,
+                "temperature": 0,
+                "messages": [
+                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "user", "content": prompt},
+                ],
+            }
+        ).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read().decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", errors="replace")
+            raise ExtractionFailed(f"The LLM endpoint answered HTTP {exc.code}.", detail) from exc
+        except TimeoutError as exc:
+            raise ExtractionFailed(
+                f"The LLM endpoint did not answer within {self.timeout:g} s."
+            ) from exc
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError | socket.timeout):
+                raise ExtractionFailed(
+                    f"The LLM endpoint did not answer within {self.timeout:g} s."
+                ) from exc
+            raise ExtractionFailed(f"The LLM endpoint could not be reached: {exc.reason}.") from exc
+        try:
+            return str(json.loads(raw)["choices"][0]["message"]["content"] or "")
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ExtractionFailed(
+                "The LLM endpoint's answer is not a chat completion.", raw
+            ) from exc
+
+    def extract(self, messages: list[WindowMessage], summary: str = "") -> list[Candidate]:
+        answer = self._complete(self._prompt(messages, summary))
+        try:
+            items = parse_answer(answer)
+        except ValueError as exc:
+            raise ExtractionFailed(f"The LLM's answer could not be read: {exc}.", answer) from exc
+        candidates = (candidate_from_item(item, messages) for item in items)
+        return [candidate for candidate in candidates if candidate is not None]

@@ -1,0 +1,418 @@
+"""Reconciliation: what each candidate does to the memories that exist.
+
+For each candidate, against the memories of the same owner (personal) or the
+same project:
+
+- a reviewer rejected it before (a near-duplicate is rejected) → nothing is
+  created; the rejected memory's history notes it came up again;
+- a near-duplicate exists (word / CJK-bigram Jaccard ≥ MEMORY_DUPLICATE_JACCARD,
+  cosine ≥ MEMORY_DUPLICATE_COSINE between embeddings, or the same subject
+  and value) → that memory gains confidence and the new evidence;
+- a memory of the same kind says something else about the same subject →
+  a new memory supersedes it (at once when the new one is active; when
+  it awaits review, on acceptance);
+- otherwise → a new memory, pending when the owner wants review.
+
+Callers run this inside one transaction with the run, so a run's changes
+are all there or none are.
+
+A run's candidates are looked up together: one query finds, for every
+candidate of a pool, the memories sharing its rarest words and those about
+the same subject; one more finds vector neighbours for the candidates still
+unmatched. The decisions are then made in order in Python, seeing what the
+earlier candidates of the run created and superseded, and all writes go out
+together through ``MemoryWrites``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from pgvector.django import VectorField
+
+from conversations.extraction import Candidate
+from conversations.models import Conversation
+from memories.embeddings import dimension_conflict, get_provider
+from memories.models import Memory, Origin, Scope, Status, vector_bucket
+from memories.services import MemoryWrites, new_memory
+from memories.textsearch import SEARCH_CONFIG, terms
+from teams.models import Project
+
+logger = logging.getLogger(__name__)
+
+ACTOR_LABEL = "extraction"
+CONFIDENCE_BOOST = 0.1
+# How many keyword matches are compared word by word with a candidate.
+_TEXT_MATCH_LIMIT = 50
+# Vector near-duplicates: exact distances over a pool up to this size, the HNSW index above it.
+EXACT_SEARCH_MAX_ROWS = 2000
+# The index of the pool's bucket (models.VECTOR_BUCKETS) returns its nearest rows, nearest
+# first: a pool's near-duplicate is missed only when this many memories of other pools in
+# the bucket are nearer still.
+HNSW_EF_SEARCH = 64
+
+_MEMORY = Memory._meta.db_table
+_COLUMNS = (
+    "m.id, m.content, m.kind, m.status, m.metadata->>'subject', m.metadata->>'value', m.created_at"
+)
+_POOLS = {
+    Scope.USER: "m.scope = 'user' AND m.owner_id = %(pool)s",
+    Scope.PROJECT: "m.scope = 'project' AND m.project_id = %(pool)s",
+}
+# Alive, in the pool, and either rejected or still current.
+_CANDIDATE_ROWS = (
+    "m.deleted_at IS NULL AND m.forgotten_at IS NULL AND {pool}"
+    " AND (m.status = 'rejected' OR (m.valid_until IS NULL AND m.superseded_by_id IS NULL))"
+)
+_WORDS_AND_SUBJECTS_SQL = f"""
+SELECT c.i, found.* FROM unnest(%(queries)s::text[], %(kinds)s::text[], %(subjects)s::text[])
+    WITH ORDINALITY AS c(query, kind, subject, i)
+CROSS JOIN LATERAL (
+    (SELECT {_COLUMNS} FROM {_MEMORY} m
+     WHERE {_CANDIDATE_ROWS} AND c.query <> ''
+       AND m.search_vector @@ to_tsquery('{SEARCH_CONFIG}', c.query)
+     LIMIT {_TEXT_MATCH_LIMIT})
+    UNION
+    (SELECT {_COLUMNS} FROM {_MEMORY} m
+     WHERE {_CANDIDATE_ROWS} AND c.subject <> '' AND m.kind = c.kind
+       AND m.metadata ? 'subject' AND m.metadata->>'subject' = c.subject)
+) found
+"""
+# Sets the HNSW search width for this transaction and counts the pool up to just past the
+# exact-search limit, from an index (an upper bound: deleted, forgotten and superseded rows
+# count too).
+_POOL_SIZE_SQL = f"""
+SELECT set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true),
+       (SELECT count(*) FROM (SELECT 1 FROM {_MEMORY} m WHERE {{pool}}
+        LIMIT {EXACT_SEARCH_MAX_ROWS + 1}) pool)
+"""
+# A filtered HNSW search returns the nearest rows of every owner and filters
+# afterwards; an exact scan of a small pool is fast (one pass over the pool for
+# all candidates) and never misses. Over a large pool an exact scan is slow, and
+# the index finds near-duplicates, which are very close, reliably.
+_EXACT_NEIGHBOURS_SQL = f"""
+SELECT c.i, {_COLUMNS}, m.embedding <=> c.v AS distance
+FROM {_MEMORY} m CROSS JOIN unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY AS c(v, i)
+WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s
+  AND (m.embedding <=> c.v) <= %(max_distance)s
+"""
+_INDEXED_NEIGHBOURS_SQL = f"""
+SELECT c.i, found.* FROM unnest(%(vectors)s::text[]::vector[]) WITH ORDINALITY AS c(v, i)
+CROSS JOIN LATERAL (
+    SELECT {_COLUMNS}, near.distance FROM (
+        SELECT n.id, n.embedding <=> c.v AS distance FROM {_MEMORY} n
+        WHERE n.vector_bucket = %(bucket)s AND n.embedding_model = %(model)s
+        ORDER BY n.embedding <=> c.v
+        LIMIT {HNSW_EF_SEARCH}
+    ) near JOIN {_MEMORY} m ON m.id = near.id
+    WHERE {_CANDIDATE_ROWS} AND m.embedding_model = %(model)s AND near.distance <= %(max_distance)s
+    LIMIT {_TEXT_MATCH_LIMIT}
+) found
+"""
+
+
+@dataclass
+class Tally:
+    created: int = 0
+    merged: int = 0
+    superseded: int = 0
+    skipped: int = 0
+
+
+@dataclass(eq=False)
+class Known:
+    """A memory as reconciliation sees it: one that exists, or one this run creates."""
+
+    content: str
+    kind: str
+    status: str
+    subject: str
+    value: str
+    created_at: datetime
+    existing_id: int | None = None
+    created: Memory | None = None
+    superseded: bool = False
+
+    @property
+    def words(self) -> frozenset[str]:
+        return words_of(self.content)
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Known:
+        pk, content, kind, status, subject, value, created_at = row[:7]
+        return cls(content, kind, status, subject or "", value or "", created_at, existing_id=pk)
+
+    @property
+    def memory(self) -> Memory:
+        """The memory writes name: the new one itself, or an existing one by its id."""
+        return self.created if self.created is not None else Memory(pk=self.existing_id)
+
+    @property
+    def current(self) -> bool:
+        """Still says what is true (or was rejected): what a candidate is compared with."""
+        return self.status == Status.REJECTED or not self.superseded
+
+
+@dataclass
+class Lookup:
+    """What the database holds that may matter to one candidate."""
+
+    by_words: list[Known] = field(default_factory=list)
+    by_subject: list[Known] = field(default_factory=list)
+    by_vector: list[tuple[float, Known]] = field(default_factory=list)
+
+
+@lru_cache(maxsize=4096)
+def words_of(text: str) -> frozenset[str]:
+    """The terms Jaccard compares; the same memories come up run after run."""
+    return frozenset(terms(text))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def _prefilter_query(candidate_terms: frozenset[str], threshold: float) -> str:
+    """Terms of which any near-duplicate must contain at least one, as a raw OR tsquery.
+
+    A memory with Jaccard ≥ t shares at least t·|A| of the candidate's |A|
+    terms, so it misses at most ⌊(1-t)·|A|⌋ of them: among any that many
+    plus one terms it has one. The longest terms are the rarest, so the
+    index returns few rows.
+    """
+    missable = int((1 - threshold) * len(candidate_terms))
+    chosen = sorted(candidate_terms, key=lambda term: (-len(term), term))[: missable + 1]
+    return " | ".join(chosen)
+
+
+class Reconciler:
+    """Reconciles one run's candidates for one conversation."""
+
+    def __init__(self, *, conversation: Conversation, run_id: int, batch: uuid.UUID, review: bool):
+        self.conversation = conversation
+        self.owner = conversation.owner
+        self.run_id = run_id
+        self.batch = batch
+        self.status = Status.PENDING if review else Status.ACTIVE
+        project = conversation.project
+        self.project: Project | None = (
+            project if project is not None and project.can_write(self.owner) else None
+        )
+        self.threshold = settings.MEMORY_DUPLICATE_JACCARD
+        self.tally = Tally()
+        self.writes = MemoryWrites(actor_label=ACTOR_LABEL, batch=batch)
+        self._known: dict[int, Known] = {}
+        self._created: dict[str, list[Known]] = defaultdict(list)
+
+    def _scope(self, candidate: Candidate) -> str:
+        if candidate.about_project and self.project is not None:
+            return Scope.PROJECT
+        return Scope.USER
+
+    def _pool_parameter(self, scope: str) -> int:
+        return self.project.pk if scope == Scope.PROJECT and self.project else self.owner.pk
+
+    def reconcile(self, candidates: list[Candidate]) -> Tally:
+        if not candidates:
+            return self.tally
+        vectors = self._embed([candidate.content for candidate in candidates])
+        lookups = [Lookup() for _candidate in candidates]
+        by_scope: dict[str, list[int]] = defaultdict(list)
+        for index, candidate in enumerate(candidates):
+            by_scope[self._scope(candidate)].append(index)
+        for scope, indexes in by_scope.items():
+            self._find_words_and_subjects(scope, [candidates[i] for i in indexes], indexes, lookups)
+            unmatched = [
+                i
+                for i in indexes
+                if vectors[i] is not None and self._same_in(candidates[i], lookups[i]) is None
+            ]
+            if unmatched:
+                self._find_neighbours(scope, [vectors[i] for i in unmatched], unmatched, lookups)
+        for candidate, lookup, vector in zip(candidates, lookups, vectors, strict=True):
+            self._reconcile_one(candidate, lookup, vector)
+        self.writes.save()
+        return self.tally
+
+    def _embed(self, texts: list[str]) -> list[list[float] | None]:
+        if dimension_conflict():
+            # The stored vectors cannot be compared with these; embed_memories --rebuild fixes it.
+            return [None] * len(texts)
+        try:
+            return list(get_provider().embed(texts))
+        except Exception:
+            # Reconciliation still works on words; the memories get embedded later.
+            logger.warning("Embedding extraction candidates failed", exc_info=True)
+            return [None] * len(texts)
+
+    def _rows(self, sql: str, scope: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql.replace("{pool}", _POOLS[Scope(scope)]),
+                {"pool": self._pool_parameter(scope), **parameters},
+            )
+            return cursor.fetchall()
+
+    def _known_from(self, row: tuple[Any, ...]) -> Known:
+        """One object per memory, however many candidates found it."""
+        if row[0] not in self._known:
+            self._known[row[0]] = Known.from_row(row)
+        return self._known[row[0]]
+
+    def _find_words_and_subjects(
+        self, scope: str, candidates: list[Candidate], indexes: list[int], lookups: list[Lookup]
+    ) -> None:
+        rows = self._rows(
+            _WORDS_AND_SUBJECTS_SQL,
+            scope,
+            {
+                "queries": [
+                    _prefilter_query(words_of(c.content), self.threshold) for c in candidates
+                ],
+                "kinds": [c.kind for c in candidates],
+                "subjects": [c.subject for c in candidates],
+            },
+        )
+        for position, *memory_row in sorted(rows, key=lambda row: (row[0], row[1])):
+            index, candidate = indexes[position - 1], candidates[position - 1]
+            known = self._known_from(tuple(memory_row))
+            if (
+                candidate.subject
+                and known.kind == candidate.kind
+                and known.subject == candidate.subject
+            ):
+                lookups[index].by_subject.append(known)
+            if known.words & words_of(candidate.content):
+                lookups[index].by_words.append(known)
+
+    def _find_neighbours(
+        self,
+        scope: str,
+        vectors: list[list[float] | None],
+        indexes: list[int],
+        lookups: list[Lookup],
+    ) -> None:
+        model = get_provider().model_name
+        _width, pool_size = self._rows(_POOL_SIZE_SQL, scope, {})[0]
+        sql = (
+            _EXACT_NEIGHBOURS_SQL if pool_size <= EXACT_SEARCH_MAX_ROWS else _INDEXED_NEIGHBOURS_SQL
+        )
+        vector_field = VectorField()
+        rows = self._rows(
+            sql,
+            scope,
+            {
+                "vectors": [vector_field.get_prep_value(vector) for vector in vectors],
+                "model": model,
+                "bucket": vector_bucket(self._pool_parameter(scope)),
+                "max_distance": 1 - settings.MEMORY_DUPLICATE_COSINE,
+            },
+        )
+        for position, *memory_row, distance in rows:
+            lookups[indexes[position - 1]].by_vector.append(
+                (distance, self._known_from(tuple(memory_row)))
+            )
+
+    def _same_in(self, candidate: Candidate, lookup: Lookup) -> Known | None:
+        """A current memory (or a rejected one) that says what the candidate says."""
+        created = self._created[self._scope(candidate)]
+        candidate_terms = words_of(candidate.content)
+        best: tuple[float, Known] | None = None
+        for known in [*lookup.by_words, *created]:
+            score = jaccard(candidate_terms, known.words)
+            if known.current and score >= self.threshold and (best is None or score > best[0]):
+                best = (score, known)
+        if best is not None:
+            return best[1]
+        if candidate.subject and candidate.value:
+            for known in [*lookup.by_subject, *created]:
+                if (
+                    known.current
+                    and known.kind == candidate.kind
+                    and known.subject == candidate.subject
+                    and known.value == candidate.value
+                ):
+                    return known
+        close = [(distance, known) for distance, known in lookup.by_vector if known.current]
+        if close:
+            return min(close, key=lambda pair: pair[0])[1]
+        return None
+
+    def _contradicted(self, candidate: Candidate, lookup: Lookup) -> Known | None:
+        if not candidate.subject:
+            return None
+        created = self._created[self._scope(candidate)]
+        found = [
+            known
+            for known in [*lookup.by_subject, *created]
+            if known.status in (Status.ACTIVE, Status.PENDING)
+            and not known.superseded
+            and known.kind == candidate.kind
+            and known.subject == candidate.subject
+            and known.value != candidate.value
+        ]
+        return max(found, key=lambda known: known.created_at, default=None)
+
+    def _reconcile_one(
+        self, candidate: Candidate, lookup: Lookup, vector: list[float] | None
+    ) -> None:
+        evidence = candidate.evidence(conversation_id=self.conversation.pk, run_id=self.run_id)
+        same = self._same_in(candidate, lookup)
+        if same is not None and same.status == Status.REJECTED:
+            self.writes.note_rejected_again(same.memory)
+            self.tally.skipped += 1
+            return
+        if same is not None:
+            self.writes.merge_evidence(
+                same.memory, evidence=evidence, confidence_boost=CONFIDENCE_BOOST
+            )
+            self.tally.merged += 1
+            return
+        contradicted = self._contradicted(candidate, lookup)
+        scope = self._scope(candidate)
+        metadata: dict[str, Any] = {"run": self.run_id}
+        if candidate.subject:
+            metadata.update(subject=candidate.subject, value=candidate.value)
+        memory = new_memory(
+            owner=self.owner,
+            content=candidate.content,
+            kind=candidate.kind,
+            scope=scope,
+            project=self.project if scope == Scope.PROJECT else None,
+            conversation=self.conversation,
+            tags=candidate.tags,
+            confidence=candidate.confidence,
+            origin=Origin.EXTRACTED,
+            status=self.status,
+            evidence=[evidence],
+            metadata=metadata,
+        )
+        if vector is not None and memory.content == candidate.content:
+            # Embedded already for the lookup: no embedding job needed.
+            memory.embedding, memory.embedding_model = vector, get_provider().model_name
+        self.writes.create(memory, supersedes=contradicted.memory if contradicted else None)
+        created = Known(
+            memory.content,
+            memory.kind,
+            memory.status,
+            candidate.subject,
+            candidate.value,
+            memory.created_at,
+            created=memory,
+        )
+        self._created[scope].append(created)
+        self.tally.created += 1
+        if contradicted is not None and self.status == Status.ACTIVE:
+            self.writes.supersede(old=contradicted.memory, new=memory)
+            contradicted.superseded = True
+            self.tally.superseded += 1

@@ -1,0 +1,449 @@
+"""Extraction runs: asking for one, and running it as a job.
+
+A run is created (queued) by a trigger and enqueued once its transaction
+commits. The job takes a per-conversation lock, so runs of one conversation
+never overlap, and reads the window under it: the last
+EXTRACTION_WINDOW_MESSAGES messages after ``Conversation.extracted_through``,
+within about EXTRACTION_WINDOW_TOKENS tokens. Extraction, reconciliation,
+the run's counts and the new ``extracted_through`` commit in one
+transaction, so a window is never extracted twice and a worker killed
+mid-run leaves nothing half-written. A failure is recorded on the run (with
+the LLM's raw answer when it could not be parsed) and retried with
+exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+import uuid
+from dataclasses import replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, TypeVar
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.models import Field, Model
+from django.utils import timezone
+
+from accounts.models import MemorySettings
+from conversations.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
+from conversations.extraction.reconcile import Reconciler
+from conversations.extraction.sensitive import REDACTED, contains_sensitive, redact
+from conversations.models import (
+    Conversation,
+    ExtractionRun,
+    ExtractionTrigger,
+    Message,
+    MessageRole,
+    RunStatus,
+)
+from teams.models import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+logger = logging.getLogger(__name__)
+
+EXTRACT_TASK = "conversations.jobs.extract_conversation"
+FINISHED = (RunStatus.SUCCEEDED, RunStatus.SKIPPED)
+_CONVERSATION = Conversation._meta.db_table
+M = TypeVar("M", bound=Model)
+# The first key of the advisory locks that serialise one conversation's runs.
+_LOCK_NAMESPACE = 5_000_001
+
+SKIP_MEMORY_OFF = "memory is off for this user"
+SKIP_AUTO_OFF = "automatic extraction is off for this user"
+SKIP_TEMPORARY = "temporary conversation (privacy mode)"
+SKIP_NOTHING_NEW = "no new messages since the last extraction"
+SKIP_TRIVIAL = "trivial exchange (greetings, thanks, very short messages)"
+SKIP_SUMMARY_SEEN = "this summary was already extracted"
+
+_GREETING = re.compile(
+    r"^(?:hi|hello|hey|yo|(?:many )?thanks(?: a lot| so much| very much)?|thank you(?: so much| very much| a lot)?|"
+    r"thx|ty|ok|okay|cool|great|"
+    r"nice|bye|goodbye|good (?:morning|afternoon|evening|night)|you're welcome|no problem|"
+    r"你好|您好|嗨|谢谢(?:你|您)?|多谢|感谢|好的|好|嗯+|哦+|收到|再见|不客气|没问题)"
+    r"[\s!！.。,，~～?？:)]*$",
+    re.IGNORECASE,
+)
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+
+
+def run_batch(run_id: int) -> uuid.UUID:
+    """The MemoryEvent batch of a run's changes: undoing it undoes the run."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"memoryapp:extraction-run:{run_id}")
+
+
+def is_trivial(role: str, content: str) -> bool:
+    text = content.strip()
+    if role == MessageRole.USER:
+        return len(text) < 10 or bool(_GREETING.match(text))
+    if role == MessageRole.ASSISTANT:
+        return len(text) < 30 or bool(_GREETING.match(text))
+    # System prompts and tool output are not what the user said.
+    return True
+
+
+def estimate_tokens(text: str) -> int:
+    """About one token per CJK character and per four other characters."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+# Requesting --------------------------------------------------------------------------
+
+
+def extraction_request(
+    *, conversation: Conversation, trigger: str, summary: str = ""
+) -> ExtractionRun:
+    """A queued run, enqueued when the caller's transaction commits."""
+    run = ExtractionRun.objects.create(
+        conversation=conversation,
+        trigger=trigger,
+        extractor=settings.MEMORY_EXTRACTOR,
+        summary=summary,
+    )
+    transaction.on_commit(lambda: enqueue_run(run.pk))
+    return run
+
+
+def enqueue_run(run_id: int) -> str:
+    from django_q.tasks import async_task
+
+    task_id = async_task(EXTRACT_TASK, run_id, task_name=f"extraction run {run_id}")
+    ExtractionRun.objects.filter(pk=run_id, task_id="").update(task_id=task_id)
+    return str(task_id)
+
+
+def maybe_request_turns_extraction(conversation: Conversation) -> ExtractionRun | None:
+    """A run every EXTRACTION_EVERY_USER_TURNS user messages not yet extracted.
+
+    While a run is queued or running, no other is asked for: it will read the
+    newest messages anyway.
+    """
+    every = settings.EXTRACTION_EVERY_USER_TURNS
+    if every <= 0:
+        return None
+    if conversation.extraction_runs.filter(
+        status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).exists():
+        return None
+    new_user_turns = conversation.messages.filter(
+        role=MessageRole.USER, position__gt=conversation.extracted_through
+    ).count()
+    if new_user_turns < every:
+        return None
+    return extraction_request(conversation=conversation, trigger=ExtractionTrigger.TURNS)
+
+
+def schedule_retry(run: ExtractionRun) -> timedelta:
+    """Run again after EXTRACTION_RETRY_SECONDS * 2^(attempts - 1)."""
+    from django_q.models import Schedule
+
+    delay = timedelta(seconds=settings.EXTRACTION_RETRY_SECONDS * 2 ** max(run.attempts - 1, 0))
+    Schedule.objects.update_or_create(
+        name=retry_schedule_name(run.pk),
+        defaults={
+            "func": EXTRACT_TASK,
+            "args": repr(run.pk),
+            "schedule_type": Schedule.ONCE,
+            "repeats": -1,
+            "next_run": timezone.now() + delay,
+        },
+    )
+    return delay
+
+
+def retry_schedule_name(run_id: int) -> str:
+    return f"extraction run {run_id} retry"
+
+
+# Running -----------------------------------------------------------------------------
+
+
+def execute_run(run_id: int) -> ExtractionRun:
+    """The job: extract and reconcile one run's window, or record why not."""
+    started = time.monotonic()
+    conversation_id = _mark_running(run_id)
+    if conversation_id is None:
+        # Finished already (another delivery of this job, or a retry after success).
+        return ExtractionRun.objects.get(pk=run_id)
+    try:
+        with transaction.atomic():
+            _lock_conversation(conversation_id)
+            run = _locked_run(run_id)
+            if run.status in FINISHED:
+                # Another delivery of this job finished it while this one waited.
+                return run
+            extracted_through = _extract(run)
+            run.error = ""
+            run.raw_output = ""
+            run.duration_ms = int((time.monotonic() - started) * 1000)
+            run.finished_at = timezone.now()
+            _save_result(run, extracted_through)
+    except Exception as exc:
+        return _record_failure(run_id, exc, started)
+    return run
+
+
+# A run's transactions do not wait for their WAL to reach the disk (a flush per commit costs
+# a few milliseconds a run). Only a crash of the database server can lose such a commit, and
+# then the whole transaction: the run is as before it started, its window not advanced. With
+# the default (ORM) broker the job's acknowledgement is a later, flushed commit that flushes
+# the run's too, so a run lost this way is always delivered again; with Redis it is left as
+# one whose worker was killed.
+_COMMIT_WITHOUT_WAITING = "set_config('synchronous_commit', 'off', true)"
+_MARK_RUNNING_SQL = f"""
+UPDATE {ExtractionRun._meta.db_table}
+SET status = %s, attempts = attempts + 1, started_at = %s
+WHERE id = %s AND status <> ALL(%s)
+RETURNING conversation_id, {_COMMIT_WITHOUT_WAITING}
+"""
+
+
+# What running a run sets (fields whose column is their name).
+_RESULT_FIELDS = [
+    "status",
+    "skip_reason",
+    "window_first",
+    "window_last",
+    "candidates",
+    "created",
+    "merged",
+    "superseded",
+    "skipped",
+    "dropped_sensitive",
+    "error",
+    "raw_output",
+    "duration_ms",
+    "finished_at",
+]
+# The run's result and, when it read a window that is done with, the conversation's
+# extracted_through moved past it: one statement.
+_SAVE_RESULT_SQL = f"""
+WITH advanced AS (
+    UPDATE {_CONVERSATION} SET extracted_through = %(through)s
+    WHERE id = %(conversation)s AND extracted_through < %(through)s
+)
+UPDATE {ExtractionRun._meta.db_table}
+SET {", ".join(f"{field} = %({field})s" for field in _RESULT_FIELDS)}
+WHERE id = %(run)s
+"""
+
+
+def _mark_running(run_id: int) -> int | None:
+    """Count the attempt and show the run as running (committed at once, so a failure or a
+    killed worker leaves them); its conversation's id, or None when it already finished."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MARK_RUNNING_SQL, [RunStatus.RUNNING, timezone.now(), run_id, list(FINISHED)]
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+def _lock_conversation(conversation_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT pg_advisory_xact_lock(%s, %s), {_COMMIT_WITHOUT_WAITING}",
+            [_LOCK_NAMESPACE, conversation_id % 2**31],
+        )
+
+
+# The run's conversation's newest unextracted messages, newest first, read with the run
+# (after the conversation's lock, so no other run has extracted them meanwhile). Raw SQL:
+# it names the conversation by the table's own name, as the run's join does, and costs
+# far less to build than the same subquery as an expression.
+_NEWEST_MESSAGES_SQL = f"""
+SELECT json_agg(newest) FROM (
+    SELECT id, position, role, content FROM {Message._meta.db_table}
+    WHERE conversation_id = {_CONVERSATION}.id AND position > {_CONVERSATION}.extracted_through
+    ORDER BY position DESC LIMIT %s
+) newest
+"""
+
+
+def _columns(model: type[Model], table: str) -> tuple[list[Field], str]:
+    """``model``'s stored fields, and their columns in ``table`` for a SELECT."""
+    fields = list(model._meta.concrete_fields)
+    return fields, ", ".join(f"{table}.{connection.ops.quote_name(f.column or '')}" for f in fields)
+
+
+_RUN_FIELDS, _RUN_COLUMNS = _columns(ExtractionRun, "r")
+_CONVERSATION_FIELDS, _CONVERSATION_COLUMNS = _columns(Conversation, _CONVERSATION)
+_OWNER_FIELDS, _OWNER_COLUMNS = _columns(get_user_model(), "u")
+_SETTINGS_FIELDS, _SETTINGS_COLUMNS = _columns(MemorySettings, "s")
+_PROJECT_FIELDS, _PROJECT_COLUMNS = _columns(Project, "p")
+# The run with its conversation, the conversation's owner, their memory settings and
+# project, and the newest messages not yet extracted: what select_related would read, in SQL
+# written once (building the ORM's five-table query took half the time of running it).
+_LOCKED_RUN_SQL = f"""
+SELECT {_RUN_COLUMNS}, {_CONVERSATION_COLUMNS}, {_OWNER_COLUMNS}, {_SETTINGS_COLUMNS},
+       {_PROJECT_COLUMNS}, ({_NEWEST_MESSAGES_SQL})
+FROM {ExtractionRun._meta.db_table} r
+JOIN {_CONVERSATION} ON {_CONVERSATION}.id = r.conversation_id
+JOIN {get_user_model()._meta.db_table} u ON u.id = {_CONVERSATION}.owner_id
+LEFT JOIN {MemorySettings._meta.db_table} s ON s.user_id = u.id
+LEFT JOIN {Project._meta.db_table} p ON p.id = {_CONVERSATION}.project_id
+WHERE r.id = %s
+FOR UPDATE OF r
+"""
+
+
+def _locked_run(run_id: int) -> ExtractionRun:
+    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it; ``newest_messages`` set on it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCKED_RUN_SQL, [settings.EXTRACTION_WINDOW_MESSAGES, run_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise ExtractionRun.DoesNotExist(f"No extraction run {run_id}")
+    values = iter(row)
+
+    def instance(model: type[M], fields: list[Field]) -> M | None:
+        columns = [next(values) for _field in fields]
+        if columns[0] is None:  # A LEFT JOIN that found nothing.
+            return None
+        return model.from_db(connection.alias, [f.attname for f in fields], columns)
+
+    run = instance(ExtractionRun, _RUN_FIELDS)
+    conversation = instance(Conversation, _CONVERSATION_FIELDS)
+    owner = instance(get_user_model(), _OWNER_FIELDS)
+    memory_settings = instance(MemorySettings, _SETTINGS_FIELDS)
+    project = instance(Project, _PROJECT_FIELDS)
+    assert run is not None and conversation is not None and owner is not None
+    if memory_settings is not None:
+        owner.memory_settings = memory_settings
+    conversation.owner, conversation.project = owner, project
+    run.conversation = conversation
+    run.newest_messages = next(values)  # type: ignore[attr-defined]
+    return run
+
+
+def _window(run: ExtractionRun) -> list[WindowMessage]:
+    """The newest unextracted messages that fit the window, oldest first."""
+    newest_messages = run.newest_messages  # type: ignore[attr-defined]  # read with the run
+    newest = [WindowMessage(**message) for message in newest_messages or []]
+    window: list[WindowMessage] = []
+    budget = settings.EXTRACTION_WINDOW_TOKENS
+    for message in newest:
+        tokens = estimate_tokens(message.content)
+        if window and tokens > budget:
+            break
+        if not window and tokens > budget:
+            # The newest message alone is too long: its beginning is read.
+            message = replace(message, content=message.content[: budget * 4])
+        window.append(message)
+        budget -= tokens
+    window.reverse()
+    return window
+
+
+def _skip_reason(
+    run: ExtractionRun, window: list[WindowMessage], memory_settings: MemorySettings
+) -> str:
+    conversation = run.conversation
+    if not memory_settings.memory_enabled:
+        return SKIP_MEMORY_OFF
+    if not memory_settings.auto_extract and run.trigger != ExtractionTrigger.MANUAL:
+        return SKIP_AUTO_OFF
+    if conversation.temporary:
+        return SKIP_TEMPORARY
+    if run.summary and (
+        conversation.extraction_runs.filter(status=RunStatus.SUCCEEDED, summary=run.summary)
+        .exclude(pk=run.pk)
+        .exists()
+    ):
+        return SKIP_SUMMARY_SEEN
+    if not window and not run.summary:
+        return SKIP_NOTHING_NEW
+    if not run.summary and all(is_trivial(m.role, m.content) for m in window):
+        return SKIP_TRIVIAL
+    return ""
+
+
+def _extract(run: ExtractionRun) -> int | None:
+    """Set the run's result; the position its conversation is now extracted through, if it
+    moved."""
+    conversation = run.conversation
+    window = _window(run)
+    if window:
+        run.window_first, run.window_last = window[0].position, window[-1].position
+    memory_settings = _memory_settings(conversation.owner)
+    reason = _skip_reason(run, window, memory_settings)
+    if reason:
+        run.status, run.skip_reason = RunStatus.SKIPPED, reason
+        # Messages that must never be remembered are not read again; those skipped only
+        # because automatic extraction is off stay for an extraction asked for by hand.
+        if window and reason != SKIP_AUTO_OFF:
+            return window[-1].position
+        return None
+    extractor = get_extractor(run.extractor)
+    messages = [m for m in window if not is_trivial(m.role, m.content)]
+    candidates = extractor.extract(messages, run.summary)
+    kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
+    reconciler = Reconciler(
+        conversation=conversation,
+        run_id=run.pk,
+        batch=run_batch(run.pk),
+        review=memory_settings.review_extracted or settings.MEMORY_REVIEW_BY_DEFAULT,
+    )
+    tally = reconciler.reconcile(kept)
+    run.status = RunStatus.SUCCEEDED
+    run.candidates = len(candidates)
+    run.dropped_sensitive = len(candidates) - len(kept)
+    run.created, run.merged = tally.created, tally.merged
+    run.superseded, run.skipped = tally.superseded, tally.skipped
+    return window[-1].position if window else None
+
+
+def _memory_settings(user: User) -> MemorySettings:
+    """The user's settings, read with the run when they exist."""
+    try:
+        return user.memory_settings
+    except MemorySettings.DoesNotExist:
+        return MemorySettings.for_user(user)
+
+
+def _is_sensitive(candidate: Candidate) -> bool:
+    text = f"{candidate.content}\n{candidate.quote}"
+    return REDACTED in text or contains_sensitive(text)
+
+
+def _save_result(run: ExtractionRun, extracted_through: int | None) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _SAVE_RESULT_SQL,
+            {
+                **{field: getattr(run, field) for field in _RESULT_FIELDS},
+                "through": extracted_through,
+                "conversation": run.conversation_id,
+                "run": run.pk,
+            },
+        )
+
+
+def _record_failure(run_id: int, exc: Exception, started: float) -> ExtractionRun:
+    run = ExtractionRun.objects.get(pk=run_id)
+    raw_output = exc.raw_output if isinstance(exc, ExtractionFailed) else ""
+    run.status = RunStatus.FAILED
+    run.error = f"{type(exc).__name__}: {exc}"[:2000]
+    # What the LLM answered is kept for diagnosis, without any secret it may echo.
+    run.raw_output = redact(raw_output)[0][:100_000]
+    run.duration_ms = int((time.monotonic() - started) * 1000)
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "raw_output", "duration_ms", "finished_at"])
+    if run.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
+        delay = schedule_retry(run)
+        logger.warning("Extraction run %s failed (%s); retrying in %s", run_id, run.error, delay)
+    else:
+        logger.error(
+            "Extraction run %s failed for good after %s attempts: %s",
+            run_id,
+            run.attempts,
+            run.error,
+        )
+    return run

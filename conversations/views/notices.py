@@ -1,0 +1,53 @@
+"""Undo and dismiss for the "Memory updated" notice (conversations.notices)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.http import AuthenticatedHttpRequest
+from accounts.models import MemorySettings
+from conversations.notices import batch_belongs_to, undo_label
+from conversations.templatetags.extraction_notices import notice_context
+from memories.services import memory_undo_batch
+
+DEFAULT_NEXT = "/settings/memories"
+
+
+def _back(request: AuthenticatedHttpRequest) -> HttpResponse:
+    if request.htmx:
+        return render(
+            request, "conversations/partials/extraction_notice.html", notice_context(request)
+        )
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        target = DEFAULT_NEXT
+    return redirect(target)
+
+
+@login_required
+@require_POST
+def notice_undo(request: AuthenticatedHttpRequest, batch: uuid.UUID) -> HttpResponse:
+    if not batch_belongs_to(batch, request.user):
+        raise Http404("No such change of yours.")
+    memory_undo_batch(batch=batch, actor=request.user, actor_label=undo_label(batch))
+    if not request.htmx:
+        messages.success(request, _("Undone: the memories are back as they were."))
+    return _back(request)
+
+
+@login_required
+@require_POST
+def notice_dismiss(request: AuthenticatedHttpRequest) -> HttpResponse:
+    memory_settings = MemorySettings.for_user(request.user)
+    memory_settings.notices_seen_at = timezone.now()
+    memory_settings.save(update_fields=["notices_seen_at", "updated_at"])
+    return _back(request)

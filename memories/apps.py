@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class MemoriesConfig(AppConfig):
+    name = "memories"
+    # The label of the days when one app held everything: the memory tables, their
+    # migration history and content types are recorded under it, so it stays.
+    label = "memoryapp"
+    verbose_name = "Memories"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.core.signals import setting_changed
+
+        from memories import checks  # noqa: F401  (registers the system checks)
+        from memories.embeddings import reset_caches
+        from memories.jobs import ensure_schedules
+
+        post_migrate.connect(ensure_schedules, sender=self)
+        setting_changed.connect(reset_caches)

@@ -1,0 +1,96 @@
+"""django-q2 tasks and the schedules the app creates for itself."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from memories.models import Memory, WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Every:
+    """Run every ``minutes`` minutes."""
+
+    minutes: int
+
+
+@dataclass(frozen=True)
+class Daily:
+    """Run once a day at ``hour`` o'clock UTC."""
+
+    hour: int
+
+
+# Schedules created (or corrected) after every migrate: name -> (function, when).
+SCHEDULES: dict[str, tuple[str, Every | Daily]] = {
+    "worker heartbeat": ("memories.jobs.heartbeat", Every(minutes=1)),
+    "forget unused memories": (
+        "memories.jobs.forget_memories",
+        Daily(hour=settings.MEMORY_FORGET_HOUR_UTC),
+    ),
+}
+
+
+def embed_memories(memory_ids: list[int]) -> None:
+    """Embed memories after they were created or their content edited.
+
+    Provider failures raise, so django-q2 retries the job; the memories
+    themselves are already saved and found by keyword search meanwhile. With a
+    dimension conflict nothing can be stored until ``embed_memories --rebuild`` runs.
+    """
+    from memories.embeddings import dimension_conflict, get_provider, store_embeddings
+
+    rows = list(Memory.objects.filter(pk__in=memory_ids).values_list("id", "content"))
+    if not rows:
+        return
+    if conflict := dimension_conflict():
+        logger.warning("Memories %s not embedded: %s", memory_ids, conflict)
+        return
+    store_embeddings(rows, get_provider())
+
+
+def heartbeat() -> None:
+    WorkerHeartbeat.objects.update_or_create(name="default", defaults={"beat_at": timezone.now()})
+
+
+def forget_memories() -> dict[str, Any]:
+    """The daily forgetting pass (see memories.forgetting)."""
+    from memories.forgetting import forget
+
+    return forget().counts
+
+
+def next_daily_run(hour: int, now: datetime | None = None) -> datetime:
+    now = now or timezone.now()
+    today = datetime.combine(now.date(), time(hour), tzinfo=UTC)
+    return today if today > now else today + timedelta(days=1)
+
+
+def ensure_schedules(**kwargs: Any) -> None:
+    from django_q.models import Schedule
+
+    for name, (func, when) in SCHEDULES.items():
+        if isinstance(when, Every):
+            Schedule.objects.update_or_create(
+                name=name,
+                defaults={"func": func, "schedule_type": Schedule.MINUTES, "minutes": when.minutes},
+            )
+        else:
+            # The next run is set once; a later migrate keeps the day's rhythm.
+            Schedule.objects.update_or_create(
+                name=name,
+                defaults={"func": func, "schedule_type": Schedule.DAILY},
+                create_defaults={
+                    "func": func,
+                    "schedule_type": Schedule.DAILY,
+                    "next_run": next_daily_run(when.hour),
+                },
+            )

@@ -1,0 +1,108 @@
+"""Embed the memories that have no vector from the configured model, or all of them.
+
+``--rebuild`` re-embeds everything; when the configured dimension differs from
+the column's, it first changes the column to that dimension and recreates the
+HNSW index (the old vectors cannot be kept: they come from another model).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
+from pgvector.django import HnswIndex
+
+from memories.embeddings import (
+    EmbeddingError,
+    column_dimensions,
+    get_provider,
+    reset_caches,
+    store_embeddings,
+)
+from memories.models import Memory
+
+
+def resize_embedding_column(dimensions: int) -> None:
+    """Drop every vector, change the column to ``dimensions`` and recreate its indexes."""
+    vector_indexes = [index for index in Memory._meta.indexes if isinstance(index, HnswIndex)]
+    with transaction.atomic(), connection.schema_editor() as editor:
+        # ALTER TABLE refuses to run while deferred foreign-key checks are pending.
+        editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for index in vector_indexes:
+            editor.remove_index(Memory, index)
+        editor.execute("UPDATE memoryapp_memory SET embedding = NULL, embedding_model = ''")
+        editor.execute(
+            f"ALTER TABLE memoryapp_memory ALTER COLUMN embedding TYPE vector({int(dimensions)})"
+        )
+        for index in vector_indexes:
+            editor.add_index(Memory, index)
+    reset_caches()
+
+
+class ProgressBar:
+    """One line on stderr, redrawn in place: [#####.....] done/total (percent, rate)."""
+
+    def __init__(self, total: int, stream: Any | None, width: int = 30):
+        self.total, self.stream, self.width = total, stream, width
+        self.started = time.monotonic()
+
+    def show(self, done: int) -> None:
+        if self.stream is None:
+            return
+        fraction = done / self.total if self.total else 1.0
+        filled = int(self.width * fraction)
+        rate = done / max(time.monotonic() - self.started, 1e-6)
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} "
+            f"({fraction:.0%}, {rate:.0f}/s)",
+            ending="\n" if done >= self.total else "",
+        )
+        self.stream.flush()
+
+
+class Command(BaseCommand):
+    help = "Embed memories with the configured provider (--rebuild: all of them, fixing the dimension)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--rebuild",
+            action="store_true",
+            help="Re-embed every memory; change the vector column if the dimension changed.",
+        )
+        parser.add_argument("--batch-size", type=int, default=64)
+
+    def handle(self, *args: Any, rebuild: bool, batch_size: int, **options: Any) -> None:
+        provider = get_provider()
+        stored = column_dimensions()
+        if stored is not None and stored != provider.dimensions:
+            if not rebuild:
+                raise CommandError(
+                    f"The database stores {stored}-dimension vectors and {provider.model_name} "
+                    f"gives {provider.dimensions}: run embed_memories --rebuild."
+                )
+            self.stdout.write(
+                f"Changing the vector column from {stored} to {provider.dimensions} dimensions…"
+            )
+            resize_embedding_column(provider.dimensions)
+        memories = Memory.objects.order_by("id")
+        if not rebuild:
+            memories = memories.exclude(embedding_model=provider.model_name)
+        ids = list(memories.values_list("id", flat=True))
+        progress = ProgressBar(len(ids), self.stderr if options["verbosity"] else None)
+        done = 0
+        for start in range(0, len(ids), max(1, batch_size)):
+            chunk = ids[start : start + batch_size]
+            rows = list(
+                Memory.objects.filter(id__in=chunk).order_by("id").values_list("id", "content")
+            )
+            try:
+                store_embeddings(rows, provider)
+            except EmbeddingError as exc:
+                raise CommandError(f"Stopped after {done} memories: {exc}") from exc
+            done += len(chunk)
+            progress.show(done)
+        self.stdout.write(
+            self.style.SUCCESS(f"Embedded {done} memories with {provider.model_name}.")
+        )

@@ -1,0 +1,721 @@
+"""A list of memories with search, filters, state tabs, counts and pages.
+
+The settings page lists everything a user may see; a project's page (later)
+lists one project's memories. Both are a ``MemoryListSource`` (which memories,
+at which URL) read through ``MemoryFilters`` parsed from the query string, so
+a filtered view is a bookmarkable URL and the same templates serve both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.contrib.humanize.templatetags.humanize import naturaltime
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db.models import Case, Count, F, FloatField, Q, Value, When, Window
+from django.db.models.functions import Cast, RowNumber
+from django.http import QueryDict
+from django.template.defaultfilters import date as date_filter
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import conditional_escape, escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
+
+from memories.models import Kind, Memory, MemoryQuerySet, Origin, Scope, Status
+from memories.retrieval import RRF_K, Degraded, similar_memories
+from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
+from teams.models import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+    from django.db.models.expressions import OrderBy
+
+PAGE_SIZE = 20
+# "Load more" goes this far; beyond it, search or filter.
+MAX_PAGES = 50
+MAX_QUERY_LENGTH = 200
+# A search lists at most this many memories found by meaning alone (besides its word matches).
+SIMILAR_MATCHES = 20
+PERSONAL = "personal"
+PROJECT_PREFIX = "project:"
+
+STATES: dict[str, Any] = {
+    "active": _("Active"),
+    "pending": _("Pending review"),
+    "forgotten": _("Forgotten"),
+    "trash": _("Trash"),
+}
+# What each state tab holds; Memory.state names the same four states for one memory.
+STATE_CONDITIONS: dict[str, Q] = {
+    "active": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.ACTIVE),
+    "pending": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.PENDING),
+    "forgotten": Q(deleted_at__isnull=True, forgotten_at__isnull=False),
+    "trash": Q(deleted_at__isnull=False),
+}
+
+_STATE_COUNTS = {
+    state: Count("id", filter=condition) for state, condition in STATE_CONDITIONS.items()
+}
+
+SORTS: dict[str, Any] = {
+    "relevance": _("Best match"),
+    "newest": _("Newest"),
+    "last_used": _("Last used"),
+    "most_used": _("Most used"),
+    "importance": _("Importance"),
+}
+SORT_ORDERS: dict[str, tuple[OrderBy, ...]] = {
+    "newest": (F("created_at").desc(), F("id").desc()),
+    "last_used": (F("last_accessed_at").desc(nulls_last=True), F("id").desc()),
+    "most_used": (F("access_count").desc(), F("id").desc()),
+    "importance": (F("importance").desc(), F("id").desc()),
+}
+
+
+@dataclass(frozen=True)
+class SearchMatch:
+    """What the search box found among some memories.
+
+    The words typed, in full text over content and tags (English words and CJK
+    bigrams, the last word a prefix so results follow the typing), and the
+    memories nearest in meaning from semantic recall (``retrieval``), which
+    finds what is said in other words or misspelt. Without vectors (none yet,
+    or the provider failing) the words alone match and ``degraded`` says why.
+    """
+
+    words: SearchQuery | None
+    similar: tuple[int, ...] = ()
+    degraded: Degraded | None = None
+
+    @classmethod
+    def among(cls, memories: MemoryQuerySet, text: str) -> SearchMatch:
+        query = tsquery(text, prefix=True)
+        words = SearchQuery(query, search_type="raw", config=SEARCH_CONFIG) if query else None
+        similar, degraded = similar_memories(
+            memories,
+            text,
+            limit=SIMILAR_MATCHES,
+            min_similarity=settings.MEMORY_SEARCH_MIN_SIMILARITY,
+        )
+        return cls(words, tuple(memory_id for memory_id, _similarity in similar), degraded)
+
+    @property
+    def condition(self) -> Q:
+        found_by_meaning = Q(pk__in=self.similar)
+        if self.words is None:
+            return found_by_meaning
+        return found_by_meaning | Q(search_vector=self.words)
+
+    def best_first(self, memories: MemoryQuerySet) -> MemoryQuerySet:
+        """``memories`` (matches of this search) ordered by reciprocal rank fusion of their
+        rank by the words (``ts_rank_cd``) and by meaning, as recall fuses them."""
+        relevance: Any = Case(
+            *(When(pk=pk, then=Value(1.0 / (RRF_K + n))) for n, pk in enumerate(self.similar, 1)),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
+        if self.words is not None:
+            word_rank = Case(
+                When(
+                    search_vector=self.words,
+                    then=SearchRank(F("search_vector"), self.words, cover_density=True),
+                ),
+                output_field=FloatField(),
+            )
+            position = Window(
+                RowNumber(), order_by=[word_rank.desc(nulls_last=True), F("id").desc()]
+            )
+            relevance += Case(
+                When(search_vector=self.words, then=1.0 / (RRF_K + Cast(position, FloatField()))),
+                default=Value(0.0),
+                output_field=FloatField(),
+            )
+        return memories.annotate(relevance=relevance).order_by(
+            F("relevance").desc(), F("id").desc()
+        )
+
+
+def _highlight_pattern(text: str) -> re.Pattern[str] | None:
+    alternatives: list[str] = []
+    for token in re.findall(r"[^\W_]+", text.lower()):
+        if is_cjk(token):
+            # The whole run first, then its bigrams, which are what matched.
+            pieces = [token] + [token[i : i + 2] for i in range(len(token) - 1)]
+            alternatives.extend(re.escape(piece) for piece in pieces)
+        else:
+            alternatives.append(rf"\b{re.escape(token)}\w*")
+    if not alternatives:
+        return None
+    alternatives.sort(key=len, reverse=True)
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+def mark_matches(text: str, pattern: re.Pattern[str] | None) -> SafeString:
+    """``text`` as HTML with the matches of ``pattern`` wrapped in <mark>.
+
+    The text is cut at the matches first and every piece is escaped, so a match
+    can never fall inside an HTML entity and nothing of the text is ever
+    rendered as markup.
+    """
+    if pattern is None:
+        return escape(text)
+    parts: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        if match.end() == match.start():
+            continue
+        parts.append(escape(text[position : match.start()]))
+        parts.append(f"<mark>{escape(match.group())}</mark>")
+        position = match.end()
+    parts.append(escape(text[position:]))
+    return mark_safe("".join(parts))  # Safe: every piece is escaped above.
+
+
+def highlight(content: str, query: str) -> SafeString:
+    """``content`` as HTML with the words the search ``query`` matched marked."""
+    return mark_matches(content, _highlight_pattern(query) if query else None)
+
+
+@dataclass(frozen=True)
+class RowAction:
+    """A POST button of a row: where it posts, what it says, and the one field it sends."""
+
+    url: str
+    label: str
+    field: str = ""
+    value: str = ""
+    danger: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One memory as its list row shows it.
+
+    Every URL, label and figure is worked out in Python once per row, so the
+    row template is plain output: a page renders many rows, and template tags
+    (reverses, translations with plurals, date filters) cost far more there.
+    """
+
+    pk: int
+    kind: str
+    state: str
+    pinned: bool
+    writable: bool
+    # Found by the search for its meaning, without the words typed.
+    found_by_meaning: bool
+    select_label: SafeString
+    content: SafeString
+    tags: list[SafeString]
+    kind_label: str
+    project_name: str
+    project_url: str
+    scope_label: str
+    created_iso: str
+    created_title: str
+    created_ago: str
+    used_label: SafeString
+    importance_percent: int
+    confidence_percent: int
+    origin_label: str
+    conversation_label: SafeString
+    superseded_url: str
+    history_url: str
+    evidence_url: str
+    has_evidence: bool
+    edit_url: str
+    actions: list[RowAction]
+
+
+# Any memory id: the URLs of a row are reversed once with it, then filled in per row.
+_ID_MARK = 987654321
+
+
+class _MemoryUrl:
+    def __init__(self, name: str) -> None:
+        self.prefix, _mark, self.suffix = reverse(name, args=[_ID_MARK]).rpartition(str(_ID_MARK))
+
+    def __call__(self, pk: int) -> str:
+        return f"{self.prefix}{pk}{self.suffix}"
+
+
+def _blocktranslated(translation: str, **values: Any) -> SafeString:
+    """A translation with its values filled in and escaped, as {% blocktranslate %} renders it."""
+    # Safe: the translation is our own text, and every value is escaped.
+    return mark_safe(translation % {name: conditional_escape(v) for name, v in values.items()})
+
+
+class _RowMaker:
+    """Builds the rows of one page: URLs, labels and the search's highlight made once for all."""
+
+    def __init__(self, source: MemoryListSource, query: str) -> None:
+        self.source = source
+        self.pattern = _highlight_pattern(query) if query else None
+        self.url = {
+            name: _MemoryUrl(name)
+            for name in (
+                "memory-history",
+                "memory-evidence",
+                "memory-edit",
+                "memory-pin",
+                "memory-review",
+                "memory-delete",
+                "memory-restore",
+            )
+        }
+        self.project_urls: dict[str, str] = {}
+        self.kind_labels = {kind: str(label) for kind, label in Kind.choices}
+        self.origin_labels = {origin: str(label) for origin, label in Origin.choices}
+        self.scope_labels: dict[str, str] = {Scope.CONVERSATION: gettext("This conversation")}
+        self.personal_label = gettext("Personal")
+        self.select_label = gettext("Select memory %(id)s")
+        self.action_labels = {
+            name: gettext(name)
+            for name in ("Restore", "Pin", "Unpin", "Accept", "Reject", "Delete")
+        }
+
+    def project_url(self, project: Project) -> str:
+        if project.slug not in self.project_urls:
+            self.project_urls[project.slug] = reverse("project-memories", args=[project.slug])
+        return self.project_urls[project.slug]
+
+    def actions(self, memory: Memory, state: str) -> list[RowAction]:
+        """The POST buttons of a row the user may change, for the memory's state."""
+        pk, label, url = memory.pk, self.action_labels, self.url
+        if state in ("trash", "forgotten"):
+            return [RowAction(url["memory-restore"](pk), label["Restore"])]
+        pinned = memory.pinned
+        actions = [
+            RowAction(
+                url["memory-pin"](pk),
+                label["Unpin"] if pinned else label["Pin"],
+                "pinned",
+                "0" if pinned else "1",
+            )
+        ]
+        if state == "pending":
+            review = url["memory-review"](pk)
+            actions += [
+                RowAction(review, label["Accept"], "decision", "accept"),
+                RowAction(review, label["Reject"], "decision", "reject"),
+            ]
+        actions.append(RowAction(url["memory-delete"](pk), label["Delete"], danger=True))
+        return actions
+
+    def row(self, memory: Memory, found_by_meaning: bool = False) -> MemoryRow:
+        pk, state, url = memory.pk, memory.state, self.url
+        writable = self.source.can_change(memory)
+        project = memory.project if memory.scope == Scope.PROJECT else None
+        created = timezone.template_localtime(memory.created_at)  # type: ignore[attr-defined]
+        conversation = memory.conversation
+        return MemoryRow(
+            pk=pk,
+            kind=memory.kind,
+            state=state,
+            pinned=memory.pinned,
+            writable=writable,
+            found_by_meaning=found_by_meaning,
+            select_label=_blocktranslated(self.select_label, id=pk),
+            content=mark_matches(memory.content, self.pattern),
+            tags=[mark_matches(tag, self.pattern) for tag in memory.tags],
+            kind_label=self.kind_labels.get(memory.kind, memory.kind),
+            project_name=project.name if project else "",
+            project_url=self.project_url(project) if project else "",
+            scope_label=self.scope_labels.get(memory.scope, self.personal_label),
+            created_iso=date_filter(created, "c"),
+            created_title=date_filter(created, "DATETIME_FORMAT"),
+            created_ago=naturaltime(memory.created_at),
+            used_label=_blocktranslated(
+                ngettext("used %(counter)s time", "used %(counter)s times", memory.access_count),
+                counter=memory.access_count,
+            ),
+            importance_percent=round(memory.importance * 100),
+            confidence_percent=round(memory.confidence * 100),
+            origin_label=self.origin_labels.get(memory.origin, memory.origin),
+            conversation_label=(
+                _blocktranslated(gettext("from “%(title)s”"), title=conversation)
+                if conversation
+                else mark_safe("")
+            ),
+            superseded_url=(
+                url["memory-history"](memory.superseded_by_id) if memory.superseded_by_id else ""
+            ),
+            history_url=url["memory-history"](pk),
+            evidence_url=url["memory-evidence"](pk),
+            has_evidence=bool(memory.evidence),
+            edit_url=(
+                url["memory-edit"](pk) if writable and state not in ("trash", "forgotten") else ""
+            ),
+            actions=self.actions(memory, state) if writable else [],
+        )
+
+
+def memory_rows(
+    ids: Sequence[int],
+    source: MemoryListSource,
+    query: str = "",
+    found_by_meaning: frozenset[int] = frozenset(),
+) -> list[MemoryRow]:
+    """The rows of the memories ``ids`` in that order, as ``source``'s list shows them.
+
+    Fetched by primary key after the list query chose the ids: the joins then
+    touch one page of rows, not every match. Vectors are not shown, so not read.
+    """
+    by_id = (
+        Memory.objects.select_related("project", "conversation")
+        .defer("embedding", "search_vector", "search_document")
+        .in_bulk(ids)
+    )
+    maker = _RowMaker(source, query)
+    return [maker.row(by_id[pk], pk in found_by_meaning) for pk in ids if pk in by_id]
+
+
+@dataclass(frozen=True)
+class MemoryListSource:
+    """Which memories a list shows and where it lives."""
+
+    user: AbstractBaseUser
+    # Everything the list may show, in any state.
+    visible: MemoryQuerySet
+    # What "Clear all" moves to the trash.
+    clearable: MemoryQuerySet
+    url: str
+    # Scope filter choices besides "personal"; empty hides the scope filter.
+    projects: Sequence[Project] = ()
+    # The project when the list is one project's shared memories.
+    project: Project | None = None
+    # Whether the user may add, bulk-change and clear here (a project's viewers only read).
+    can_write: bool = True
+    # The projects whose memories the user may change, of those the list shows.
+    writable_projects: Sequence[Project] = ()
+
+    @property
+    def writable(self) -> MemoryQuerySet:
+        return self.visible.writable_by(self.user)
+
+    @cached_property
+    def writable_project_ids(self) -> frozenset[int]:
+        return frozenset(project.pk for project in self.writable_projects)
+
+    def can_change(self, memory: Memory) -> bool:
+        """Whether the user may change ``memory`` (one of ``visible``): as ``writable``, without a query."""
+        if memory.scope == Scope.PROJECT:
+            return memory.project_id in self.writable_project_ids
+        return memory.owner_id == self.user.pk
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """The list's filters as they appear in the URL: q, kind (repeated), scope, state, sort, page.
+
+    ``memory`` narrows the list to one memory: the activity feed links to it that way.
+    """
+
+    q: str = ""
+    kinds: tuple[str, ...] = ()
+    scope: str = ""
+    state: str = "active"
+    # Empty: best match when searching, else newest (``sort_order``).
+    sort: str = ""
+    page: int = 1
+    memory: int = 0
+
+    @classmethod
+    def from_query(cls, params: QueryDict, projects: Sequence[Project] = ()) -> MemoryFilters:
+        """Read filters from a query string; anything unknown falls back to its default."""
+        kinds = tuple(dict.fromkeys(k for k in params.getlist("kind") if k in Kind.values))
+        scopes = {PERSONAL} | {PROJECT_PREFIX + project.slug for project in projects}
+        scope = params.get("scope", "")
+        state = params.get("state", "")
+        sort = params.get("sort", "")
+        try:
+            page = min(max(int(params.get("page", "1")), 1), MAX_PAGES)
+        except ValueError:
+            page = 1
+        memory = params.get("memory", "")
+        return cls(
+            q=" ".join(params.get("q", "").split())[:MAX_QUERY_LENGTH],
+            kinds=kinds,
+            scope=scope if scope in scopes else "",
+            state=state if state in STATES else "active",
+            sort=sort if sort in SORTS else "",
+            page=page,
+            memory=int(memory) if memory.isdigit() and len(memory) < 19 else 0,
+        )
+
+    @classmethod
+    def from_url(cls, url: str, projects: Sequence[Project] = ()) -> MemoryFilters:
+        query = url.split("?", 1)[1] if "?" in url else ""
+        return cls.from_query(QueryDict(query), projects)
+
+    def querystring(self, **changes: Any) -> str:
+        """The query string of these filters with ``changes``, defaults left out."""
+        filters = replace(self, **changes)
+        params = QueryDict(mutable=True)
+        if filters.q:
+            params["q"] = filters.q
+        params.setlist("kind", list(filters.kinds))
+        for name, default in (("scope", ""), ("state", "active"), ("sort", "")):
+            value = getattr(filters, name)
+            if value != default:
+                params[name] = value
+        if filters.memory:
+            params["memory"] = str(filters.memory)
+        if filters.page > 1:
+            params["page"] = str(filters.page)
+        return params.urlencode()
+
+    @property
+    def is_narrowed(self) -> bool:
+        """Whether search, kind, scope or a single memory hide some of the memories."""
+        return bool(self.q or self.kinds or self.scope or self.memory)
+
+    @property
+    def default_sort(self) -> str:
+        return "relevance" if self.q else "newest"
+
+    @property
+    def sort_order(self) -> str:
+        """The sort asked for, or the default: best match when searching, else newest."""
+        if self.sort == "relevance" and not self.q:
+            return self.default_sort
+        return self.sort or self.default_sort
+
+    def search(self, queryset: MemoryQuerySet) -> SearchMatch | None:
+        """What the search box finds among ``queryset``'s memories under the other filters."""
+        return SearchMatch.among(self.narrow(queryset), self.q) if self.q else None
+
+    def apply(self, queryset: MemoryQuerySet, search: SearchMatch | None = None) -> MemoryQuerySet:
+        """Search, kind and scope; the state is a tab, applied apart so every tab has a count.
+
+        ``search``: this ``search(queryset)`` when the caller has it already.
+        """
+        search = search or self.search(queryset)
+        queryset = self.narrow(queryset)
+        return queryset.filter(search.condition) if search else queryset
+
+    def narrow(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
+        """Kind, scope and the single memory: every filter but the search and the state."""
+        if self.memory:
+            queryset = queryset.filter(pk=self.memory)
+        if self.kinds:
+            queryset = queryset.filter(kind__in=self.kinds)
+        if self.scope == PERSONAL:
+            queryset = queryset.exclude(scope=Scope.PROJECT)
+        elif self.scope.startswith(PROJECT_PREFIX):
+            queryset = queryset.filter(
+                scope=Scope.PROJECT, project__slug=self.scope.removeprefix(PROJECT_PREFIX)
+            )
+        return queryset
+
+    def matching(
+        self, queryset: MemoryQuerySet, search: SearchMatch | None = None
+    ) -> MemoryQuerySet:
+        """Everything these filters select, in the current state tab."""
+        return self.apply(queryset, search).filter(STATE_CONDITIONS[self.state])
+
+    @property
+    def narrows_by_kind_and_scope_only(self) -> bool:
+        return not (self.q or self.memory)
+
+    def selects(self, kind: str, scope: str, project_slug: str) -> bool:
+        """Whether ``apply``'s kind and scope filters keep a memory of this kind, scope and project."""
+        if self.kinds and kind not in self.kinds:
+            return False
+        if self.scope == PERSONAL:
+            return scope != Scope.PROJECT
+        if self.scope.startswith(PROJECT_PREFIX):
+            return scope == Scope.PROJECT and project_slug == self.scope.removeprefix(
+                PROJECT_PREFIX
+            )
+        return True
+
+
+@dataclass
+class Chip:
+    value: str
+    label: Any
+    selected: bool
+    querystring: str
+
+
+@dataclass
+class MemoryListPage:
+    """One rendering of a list; each part is computed only when a template uses it."""
+
+    source: MemoryListSource
+    filters: MemoryFilters
+
+    @cached_property
+    def counts(self) -> dict[str, int]:
+        """How many memories each state tab holds under the current search, kind and scope."""
+        if not self.filters.narrows_by_kind_and_scope_only:
+            return self.selected.aggregate(**_STATE_COUNTS)
+        slugs = {project.pk: project.slug for project in self.source.projects}
+        groups = [
+            group
+            for group in self._groups
+            if self.filters.selects(
+                group["kind"], group["scope"], slugs.get(group["project_id"], "")
+            )
+        ]
+        return {state: sum(group[state] for group in groups) for state in STATES}
+
+    @property
+    def is_empty_everywhere(self) -> bool:
+        """No memory at all yet, in any state (rather than none matching the filters)."""
+        return not self.filters.is_narrowed and not any(self.counts.values())
+
+    @property
+    def total(self) -> int:
+        return self.counts[self.filters.state]
+
+    @cached_property
+    def rows(self) -> list[MemoryRow]:
+        """Pages 1..page on a full render; the "load more" fragment asks for one page."""
+        ids = list(self.ordered.values_list("pk", flat=True)[: self.filters.page * PAGE_SIZE])
+        similar = frozenset(self.search.similar) if self.search else frozenset()
+        return memory_rows(ids, self.source, self.filters.q, found_by_meaning=similar)
+
+    @property
+    def ordered(self) -> MemoryQuerySet:
+        """The memories of the current tab in the order the list shows them."""
+        in_tab = self.selected.filter(STATE_CONDITIONS[self.filters.state])
+        if self.search is not None and self.sort == "relevance":
+            return self.search.best_first(in_tab)
+        return in_tab.order_by(*SORT_ORDERS[self.sort])
+
+    @cached_property
+    def search(self) -> SearchMatch | None:
+        return self.filters.search(self.source.visible)
+
+    @cached_property
+    def selected(self) -> MemoryQuerySet:
+        """What search, kind and scope select, in every state."""
+        return self.filters.apply(self.source.visible, self.search)
+
+    @property
+    def sort(self) -> str:
+        return self.filters.sort_order
+
+    @property
+    def search_note(self) -> str:
+        """Why the search found only words, when meaning could not be searched."""
+        if self.search is None or self.search.degraded is None:
+            return ""
+        return gettext("Searching by meaning is unavailable right now; showing word matches only.")
+
+    @property
+    def page_rows(self) -> list[MemoryRow]:
+        return self.rows[(self.filters.page - 1) * PAGE_SIZE :]
+
+    @property
+    def shown(self) -> int:
+        return len(self.rows)
+
+    @property
+    def has_more(self) -> bool:
+        return self.shown < self.total and self.filters.page < MAX_PAGES
+
+    @property
+    def next_page_querystring(self) -> str:
+        return self.filters.querystring(page=self.filters.page + 1)
+
+    @cached_property
+    def _groups(self) -> list[dict[str, Any]]:
+        """Every visible memory counted by state, grouped by kind, scope and project.
+
+        One pass over the memories: the summary and the tab counts under kind and
+        scope filters add these few rows up instead of counting again.
+        """
+        week_ago = timezone.now() - timedelta(days=7)
+        rows: Any = (
+            self.source.visible.order_by()
+            .values("kind", "scope", "project_id")
+            .annotate(
+                **_STATE_COUNTS,
+                forgotten_this_week=Count(
+                    "id", filter=STATE_CONDITIONS["forgotten"] & Q(forgotten_at__gte=week_ago)
+                ),
+            )
+        )
+        return list(rows)
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """Totals by kind of the active memories, every state, forgotten this week."""
+        figures: dict[str, Any] = {
+            name: sum(group[name] for group in self._groups)
+            for name in (*STATES, "forgotten_this_week")
+        }
+        active_by_kind: dict[str, int] = {}
+        for group in self._groups:
+            active_by_kind[group["kind"]] = active_by_kind.get(group["kind"], 0) + group["active"]
+        figures["kinds"] = [
+            {"value": kind, "label": label, "count": active_by_kind.get(kind, 0)}
+            for kind, label in Kind.choices
+        ]
+        return figures
+
+    @property
+    def kind_choices(self) -> list[tuple[str, Any]]:
+        return list(Kind.choices)
+
+    @property
+    def kind_chips(self) -> list[Chip]:
+        chips = [Chip("", _("All"), not self.filters.kinds, self.filters.querystring(kinds=()))]
+        for kind, label in Kind.choices:
+            selected = kind in self.filters.kinds
+            kinds = (
+                tuple(k for k in self.filters.kinds if k != kind)
+                if selected
+                else (
+                    *self.filters.kinds,
+                    kind,
+                )
+            )
+            chips.append(Chip(kind, label, selected, self.filters.querystring(kinds=kinds)))
+        return chips
+
+    @property
+    def state_tabs(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "value": state,
+                "label": label,
+                "count": self.counts[state],
+                "selected": state == self.filters.state,
+                "querystring": self.filters.querystring(state=state),
+            }
+            for state, label in STATES.items()
+        ]
+
+    @property
+    def scope_choices(self) -> list[tuple[str, str]]:
+        return [
+            (PERSONAL, str(_("Personal"))),
+            *((PROJECT_PREFIX + p.slug, p.name) for p in self.source.projects),
+        ]
+
+    @property
+    def sort_choices(self) -> list[tuple[str, Any, bool]]:
+        """(value, label, selected). "Best match" only while searching; the default sort
+        (best match, or newest) has the empty value so it stays the default when the
+        search changes."""
+        default = self.filters.default_sort
+        return [
+            ("" if value == default else value, label, value == self.filters.sort_order)
+            for value, label in SORTS.items()
+            if value != "relevance" or self.filters.q
+        ]
+
+    @property
+    def clear_filters_querystring(self) -> str:
+        return MemoryFilters(state=self.filters.state, sort=self.filters.sort).querystring()

@@ -1,0 +1,454 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Case, F, Q, When
+from django.db.models.fields.json import KT
+from django.db.models.functions import Mod
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from pgvector.django import HnswIndex, VectorField
+
+from memories.textsearch import search_document
+from teams.models import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+
+class Scope(models.TextChoices):
+    USER = "user", _("Personal")
+    PROJECT = "project", _("Project")
+    CONVERSATION = "conversation", _("Conversation")
+
+
+# Vectors are indexed by HNSW in this many partial indexes, one per bucket of pools: a
+# project's memories go to the project id's bucket, everyone else's to their owner id's.
+# pgvector 0.6 filters an HNSW scan only after it, so a search must scan enough of an
+# index's nearest rows that enough are the caller's; within one bucket they are a larger
+# share than in the whole table (retrieval.vector_hits).
+VECTOR_BUCKETS = 8
+
+
+HNSW_INDEX_PREFIX = "memory_embedding_hnsw_"
+
+
+def vector_bucket(pool_id: int) -> int:
+    """The bucket of a pool's vectors: a user's or a project's id."""
+    return pool_id % VECTOR_BUCKETS
+
+
+class Kind(models.TextChoices):
+    PREFERENCE = "preference", _("Preference")
+    FACT = "fact", _("Fact")
+    LESSON = "lesson", _("Lesson")
+    DECISION = "decision", _("Decision")
+    PATTERN = "pattern", _("Pattern")
+    GOAL = "goal", _("Goal")
+    CONTEXT = "context", _("Context")
+
+
+DEFAULT_IMPORTANCE = {
+    Kind.PREFERENCE: 0.9,
+    Kind.FACT: 0.8,
+    Kind.LESSON: 0.85,
+    Kind.DECISION: 0.85,
+    Kind.PATTERN: 0.75,
+    Kind.GOAL: 0.7,
+    Kind.CONTEXT: 0.4,
+}
+
+# The seeds' other names for kinds, as DESIGN.md maps them.
+KIND_ALIASES = {
+    "knowledge": Kind.FACT,
+    "discovery": Kind.FACT,
+    "error": Kind.LESSON,
+    "feedback": Kind.LESSON,
+    "style": Kind.PREFERENCE,
+    "event": Kind.CONTEXT,
+}
+
+
+class Origin(models.TextChoices):
+    MANUAL = "manual", _("Added by hand")
+    EXTRACTED = "extracted", _("Extracted")
+    IMPORTED = "imported", _("Imported")
+
+
+class Status(models.TextChoices):
+    PENDING = "pending", _("Pending review")
+    ACTIVE = "active", _("Active")
+    REJECTED = "rejected", _("Rejected")
+
+
+class MemoryQuerySet(models.QuerySet["Memory"]):
+    def alive(self) -> MemoryQuerySet:
+        """Not in the trash and not forgotten."""
+        return self.filter(deleted_at__isnull=True, forgotten_at__isnull=True)
+
+    def active(self) -> MemoryQuerySet:
+        return self.alive().filter(status=Status.ACTIVE)
+
+    def valid_at(self, when: Any = None) -> MemoryQuerySet:
+        """True at ``when`` (default now): started, and not yet ended or superseded."""
+        when = when or timezone.now()
+        return self.filter(valid_from__lte=when).filter(
+            Q(valid_until__isnull=True) | Q(valid_until__gt=when)
+        )
+
+    def in_effect(self, when: Any = None) -> MemoryQuerySet:
+        """What recall may inject: active, alive and valid."""
+        return self.active().valid_at(when)
+
+    def pending_review(self) -> MemoryQuerySet:
+        return self.alive().filter(status=Status.PENDING)
+
+    def in_trash(self) -> MemoryQuerySet:
+        return self.filter(deleted_at__isnull=False)
+
+    def forgotten(self) -> MemoryQuerySet:
+        return self.filter(deleted_at__isnull=True, forgotten_at__isnull=False)
+
+    def visible_to(
+        self, user: AbstractBaseUser | AnonymousUser, *, project_ids: Sequence[int] | None = None
+    ) -> MemoryQuerySet:
+        """The user's personal and conversation memories, and their projects' memories.
+
+        ``project_ids``: the user's projects, already read (recall does). Literal
+        ids let PostgreSQL use the project index; with the default subquery it
+        scans a whole index instead.
+        """
+        if not user.is_authenticated:
+            return self.none()
+        if project_ids is None:
+            project_ids = Project.objects.for_member(user).values("id")  # type: ignore[assignment]
+        return self.filter(
+            Q(scope__in=[Scope.USER, Scope.CONVERSATION], owner=user)
+            | Q(scope=Scope.PROJECT, project_id__in=project_ids)
+        )
+
+    def writable_by(self, user: AbstractBaseUser | AnonymousUser) -> MemoryQuerySet:
+        if not user.is_authenticated:
+            return self.none()
+        project_ids = Project.objects.writable_by(user).values("id")
+        return self.filter(
+            Q(scope__in=[Scope.USER, Scope.CONVERSATION], owner=user)
+            | Q(scope=Scope.PROJECT, project_id__in=project_ids)
+        )
+
+    def personal_of(self, user: AbstractBaseUser) -> MemoryQuerySet:
+        return self.filter(scope=Scope.USER, owner=user)
+
+    def of_project(self, project: Project) -> MemoryQuerySet:
+        return self.filter(scope=Scope.PROJECT, project=project)
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def one_line(content: str) -> str:
+    """Memory text on one line, so it can never open a heading or break the block's shape."""
+    return _WHITESPACE.sub(" ", content).strip()
+
+
+class Memory(models.Model):
+    """One durable statement about a user or a project."""
+
+    # The owner, project, conversation and superseded_by indexes are the ones in Meta, which
+    # lead with these columns: one index less each for every write to maintain. Those of the
+    # nullable ones leave NULLs out (every lookup names a value): most memories have no
+    # project, many no conversation, few a successor, and an index of NULLs only costs
+    # every insert and every update that is not heap-only.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories", db_index=False
+    )
+    scope = models.CharField(max_length=12, choices=Scope.choices, default=Scope.USER)
+    project = models.ForeignKey(
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="memories",
+        db_index=False,
+    )
+    conversation = models.ForeignKey(
+        "conversations.Conversation",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="memories",
+        db_index=False,
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.FACT)
+    content = models.TextField()
+    tags = ArrayField(models.CharField(max_length=50), default=list, blank=True)
+    importance = models.FloatField(default=0.8)
+    confidence = models.FloatField(default=0.8)
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MANUAL)
+    pinned = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    forgotten_at = models.DateTimeField(null=True, blank=True)
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        db_index=False,
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    access_count = models.PositiveIntegerField(default=0)
+    # When the forgetting pass last lowered the importance, and the confidence (each at most
+    # once per MEMORY_UNUSED_DAYS). Columns no index reads, so that its UPDATEs stay
+    # heap-only (HOT): the table's fillfactor (migration 0009) leaves the room for them.
+    faded_at = models.DateTimeField(null=True, blank=True, editable=False)
+    confidence_lowered_at = models.DateTimeField(null=True, blank=True, editable=False)
+    evidence = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    revision = models.PositiveIntegerField(default=1)
+    embedding = VectorField(dimensions=settings.MEMORY_EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    vector_bucket = models.GeneratedField(
+        expression=Mod(
+            Case(When(scope=Scope.PROJECT, then=F("project_id")), default=F("owner_id")),
+            VECTOR_BUCKETS,
+        ),
+        output_field=models.SmallIntegerField(),
+        db_persist=True,
+    )
+    # Words and CJK bigrams of content and tags (see textsearch.py).
+    search_document = models.TextField(blank=True, default="", editable=False)
+    # to_tsvector(SEARCH_CONFIG, search_document), set by a database trigger whenever a row is
+    # inserted or its search_document is written (migration 0003). Not a generated column:
+    # PostgreSQL recomputes those on every UPDATE of the row, which made the forgetting pass
+    # re-parse a million documents that had not changed.
+    search_vector = SearchVectorField(null=True, blank=True, editable=False)
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        indexes = [
+            models.Index(
+                fields=["owner", "status", "-created_at"],
+                name="memory_owner_live_idx",
+                condition=Q(deleted_at__isnull=True, forgotten_at__isnull=True),
+            ),
+            models.Index(fields=["owner", "scope", "-created_at"], name="memory_owner_scope_idx"),
+            # The "faded this week" notice counts these on every page that shows memories.
+            models.Index(
+                fields=["owner", "forgotten_at"],
+                name="memory_owner_forgotten_idx",
+                condition=Q(deleted_at__isnull=True, forgotten_at__isnull=False),
+            ),
+            models.Index(
+                fields=["project", "status", "-created_at"],
+                name="memory_project_idx",
+                condition=Q(project__isnull=False),
+            ),
+            models.Index(
+                fields=["conversation"],
+                name="memory_conversation_idx",
+                condition=Q(conversation__isnull=False),
+            ),
+            models.Index(
+                fields=["superseded_by"],
+                name="memory_superseded_by_idx",
+                condition=Q(superseded_by__isnull=False),
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_idx"),
+            # Reconciliation looks up what a pool already says about a subject.
+            models.Index(
+                F("owner"),
+                F("kind"),
+                KT("metadata__subject"),
+                name="memory_owner_subject_idx",
+                condition=Q(metadata__has_key="subject"),
+            ),
+            models.Index(
+                F("project"),
+                F("kind"),
+                KT("metadata__subject"),
+                name="memory_project_subject_idx",
+                condition=Q(metadata__has_key="subject", project__isnull=False),
+            ),
+            GinIndex(fields=["tags"], name="memory_tags_idx"),
+            # Pinned memories are always injected: found without reading a big user's rows.
+            models.Index(
+                fields=["owner", "id"], name="memory_owner_pinned_idx", condition=Q(pinned=True)
+            ),
+            models.Index(
+                fields=["project", "id"], name="memory_project_pinned_idx", condition=Q(pinned=True)
+            ),
+            *(
+                HnswIndex(
+                    name=f"{HNSW_INDEX_PREFIX}{bucket}",
+                    fields=["embedding"],
+                    m=16,
+                    ef_construction=64,
+                    opclasses=["vector_cosine_ops"],
+                    condition=Q(vector_bucket=bucket),
+                )
+                for bucket in range(VECTOR_BUCKETS)
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(scope="project") | Q(project__isnull=False),
+                name="memory_project_scope_has_project",
+            ),
+            models.CheckConstraint(
+                condition=Q(importance__gte=0, importance__lte=1)
+                & Q(confidence__gte=0, confidence__lte=1),
+                name="memory_scores_between_0_and_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.refresh_search_document()
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and ({"content", "tags"} & set(update_fields)):
+            kwargs["update_fields"] = {*update_fields, "search_document"}
+        super().save(*args, **kwargs)
+
+    def refresh_search_document(self) -> None:
+        """What the full-text vector is computed from (by a trigger): content and tags."""
+        self.search_document = search_document(" ".join([self.content, *self.tags]))
+
+    @property
+    def state(self) -> str:
+        """One word for what the settings page shows: trash, forgotten, pending, rejected, active."""
+        if self.deleted_at:
+            return "trash"
+        if self.forgotten_at:
+            return "forgotten"
+        return str(self.status)
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.superseded_by_id is not None
+
+    def can_write(self, user: AbstractBaseUser | AnonymousUser) -> bool:
+        if not user.is_authenticated:
+            return False
+        if self.scope == Scope.PROJECT:
+            return self.project is not None and self.project.can_write(user)
+        return self.owner_id == user.pk
+
+    def snapshot(self) -> dict[str, Any]:
+        """The editable state, as a MemoryEvent stores it before and after a change."""
+        return {
+            "content": self.content,
+            "kind": self.kind,
+            "scope": self.scope,
+            "project_id": self.project_id,
+            "tags": list(self.tags),
+            "importance": self.importance,
+            "confidence": self.confidence,
+            "pinned": self.pinned,
+            "status": self.status,
+            "deleted_at": self.deleted_at.isoformat() if self.deleted_at else None,
+            "forgotten_at": self.forgotten_at.isoformat() if self.forgotten_at else None,
+            "valid_until": self.valid_until.isoformat() if self.valid_until else None,
+            "superseded_by_id": self.superseded_by_id,
+            "revision": self.revision,
+        }
+
+
+class EventAction(models.TextChoices):
+    CREATED = "created", _("Created")
+    EDITED = "edited", _("Edited")
+    DELETED = "deleted", _("Deleted")
+    RESTORED = "restored", _("Restored")
+    PINNED = "pinned", _("Pinned")
+    UNPINNED = "unpinned", _("Unpinned")
+    FORGOTTEN = "forgotten", _("Forgotten")
+    SUPERSEDED = "superseded", _("Superseded")
+    ACCEPTED = "accepted", _("Accepted")
+    REJECTED = "rejected", _("Rejected")
+    MERGED = "merged", _("Merged")
+    DECAYED = "decayed", _("Faded")
+
+
+class MemoryEvent(models.Model):
+    """One change to a memory: who or which job made it, and the state before and after."""
+
+    # Indexed by event_memory_idx, which leads with it.
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="events", db_index=False
+    )
+    action = models.CharField(max_length=12, choices=EventAction.choices)
+    # Indexed by event_actor_idx, which leaves out the events of jobs (no actor).
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    # For changes made by a job or an API client rather than a person on a page.
+    actor_label = models.CharField(max_length=100, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    # Changes made together (clear all, an import, a bulk action) share a batch, undone as one.
+    batch = models.UUIDField(null=True, blank=True, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["memory", "-created_at"], name="event_memory_idx"),
+            models.Index(
+                fields=["actor"], name="event_actor_idx", condition=Q(actor__isnull=False)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} #{self.memory_id}"
+
+    @property
+    def actor_name(self) -> str:
+        if self.actor_id and self.actor:
+            return str(self.actor)
+        return self.actor_label or "system"
+
+
+class WorkerHeartbeat(models.Model):
+    """The last time a django-q2 worker ran the heartbeat job; /healthz reads it."""
+
+    name = models.CharField(max_length=100, unique=True, default="default")
+    beat_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ForgettingReport(models.Model):
+    """What one run of the forgetting job did, by outcome and kind."""
+
+    run_on = models.DateField(unique=True)
+    counts = models.JSONField(default=dict)
+    duration_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-run_on"]
+
+    def __str__(self) -> str:
+        return f"Forgetting on {self.run_on}"

@@ -1,0 +1,735 @@
+"""Recall: which memories answer a query, and how well.
+
+1. Candidates: what the caller may see (personal, their projects', the given
+   conversation's), active, alive and valid at ``as_of`` (default now), narrowed
+   by the filters (kind, scope, project, tags, creation date range).
+2. Keyword search: PostgreSQL full text (``textsearch.py`` makes Chinese work),
+   any query term matching, ranked by how many of the query's terms a memory
+   contains. (``ts_rank_cd`` of such an OR query counts the terms' occurrences
+   instead, at several times the cost per row, and a large user's query
+   matches thousands of rows.)
+3. Vector search: cosine distance to the query's embedding, only over vectors
+   made by the configured model. pgvector 0.6 filters an HNSW scan *after* it
+   found the ``hnsw.ef_search`` nearest rows of the index, so a user with few
+   memories among many would get no hits: a small candidate set is ranked by
+   exact distance (fast for a few thousand rows), a large one through the HNSW
+   indexes of its pools' buckets (``models.VECTOR_BUCKETS``), with ``ef_search``
+   raised so enough of the caller's rows survive. Within its bucket a large
+   user's memories are a large share of the index, so that takes few rows.
+4. Reciprocal rank fusion of both lists (k = 60), then a score mixing that
+   relevance with importance, confidence, recency and use. Every part is
+   returned so a ranking can be explained. Ties break by id: same data, same order.
+
+When vectors cannot be used (the provider fails, or its dimension does not fit
+the stored vectors) recall is keyword-only and says why in ``degraded``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery
+from django.core.exceptions import EmptyResultSet
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from memories import side_connections
+from memories.embeddings import (
+    FIX_COMMAND,
+    EmbeddingError,
+    dimension_conflict,
+    get_provider,
+    vector_literal,
+)
+from memories.models import (
+    HNSW_INDEX_PREFIX,
+    VECTOR_BUCKETS,
+    Memory,
+    MemoryQuerySet,
+    Scope,
+    vector_bucket,
+)
+from memories.textsearch import ACCESS_DOCUMENT_SQL, SEARCH_CONFIG, is_cjk, search_document
+from teams.models import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from conversations.models import Conversation
+
+RRF_K = 60
+# Candidate sets up to this size are ranked by exact vector distance; larger ones use HNSW.
+EXACT_VECTOR_LIMIT = 20_000
+# The planner's estimate alone sends a candidate set this many times the limit to HNSW.
+CLEARLY_LARGE = 2
+# pgvector's largest hnsw.ef_search.
+MAX_EF_SEARCH = 1000
+# Through HNSW about this many of the caller's nearest memories are fetched (fusion only
+# needs the top of each list), with this margin on their expected share of the index's rows.
+# HNSW is approximate: on the benchmark's data (a user's 100,000 memories, 212,000 vectors
+# in their bucket) 40 finds 62% of the exact top 10, 20 only 51%.
+HNSW_EXPECTED_HITS = 40
+HNSW_SAFETY = 1.25
+RECENCY_HALF_LIFE_DAYS = 30.0
+# Uses at which the "use" part reaches 1.
+FULL_USE_COUNT = 100
+
+WEIGHTS = {"relevance": 0.7, "importance": 0.1, "confidence": 0.05, "recency": 0.1, "use": 0.05}
+
+MODES = ("hybrid", "keyword", "vector")
+
+# A term in more than this share of all memories says little, and OR-matching it would
+# make the keyword search rank a large part of a big user's memories: it is left out.
+MAX_TERM_SHARE = 0.02
+# Nor is a term matching fewer rows than this: cheap to search whatever its share.
+MIN_COMMON_ROWS = 1000
+# When every term of a query is that common, the rarest few are searched anyway.
+KEEP_WHEN_ALL_COMMON = 3
+# The keyword search's cost grows with the rows its terms match: it uses the rarest few, and
+# no more than statistics say are together in this share of memories.
+MAX_QUERY_TERMS = 8
+MAX_MATCH_SHARE = 0.015
+STATISTICS_CACHE_SECONDS = 300.0
+_statistics_cache: tuple[float, TableStatistics] | None = None
+
+
+@dataclass(frozen=True)
+class Filters:
+    kinds: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    project_ids: tuple[int, ...] = ()
+    # A memory must carry every one of these tags.
+    tags: tuple[str, ...] = ()
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def apply(self, memories: MemoryQuerySet) -> MemoryQuerySet:
+        if self.kinds:
+            memories = memories.filter(kind__in=self.kinds)
+        if self.scopes:
+            memories = memories.filter(scope__in=self.scopes)
+        if self.project_ids:
+            memories = memories.filter(project_id__in=self.project_ids)
+        if self.tags:
+            memories = memories.filter(tags__contains=list(self.tags))
+        if self.created_after:
+            memories = memories.filter(created_at__gte=self.created_after)
+        if self.created_before:
+            memories = memories.filter(created_at__lt=self.created_before)
+        return memories
+
+
+@dataclass
+class Degraded:
+    code: str
+    message: str
+    command: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "command": self.command}
+
+
+@dataclass(slots=True)
+class RecalledMemory:
+    """A memory as the injection preview scores and shows it: only those columns, read as
+    plain rows, not model instances (a preview handles a hundred or more, and building
+    models was a good part of its time)."""
+
+    pk: int
+    kind: str
+    scope: str
+    project_id: int | None
+    content: str
+    importance: float
+    confidence: float
+    pinned: bool
+    valid_from: datetime
+    last_accessed_at: datetime | None
+    access_count: int
+
+
+T = TypeVar("T")
+
+# What scored() reads: a whole memory, or just those columns.
+MemoryT = TypeVar("MemoryT", Memory, RecalledMemory)
+
+
+@dataclass
+class ScoredMemory(Generic[MemoryT]):
+    memory: MemoryT
+    score: float
+    parts: dict[str, Any]
+
+
+@dataclass
+class SearchResult:
+    memories: list[ScoredMemory[Memory]]
+    degraded: Degraded | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def candidates(
+    user: User,
+    *,
+    as_of: datetime | None = None,
+    conversation: Conversation | None = None,
+    all_conversations: bool = True,
+    filters: Filters = Filters(),
+    base_queryset: MemoryQuerySet | None = None,
+    project_ids: Sequence[int] | None = None,
+) -> MemoryQuerySet:
+    """The memories recall may return to ``user``.
+
+    Conversation memories: with ``conversation``, only that conversation's;
+    without one, all of the user's when ``all_conversations`` (search), none
+    otherwise (injection into a chat that is not that conversation).
+    ``base_queryset`` replaces the default "in effect at ``as_of``" set (the
+    settings page searches its own filtered list); visibility still applies.
+    """
+    memories = (
+        base_queryset if base_queryset is not None else Memory.objects.in_effect(as_of)
+    ).visible_to(user, project_ids=member_project_ids(user) if project_ids is None else project_ids)
+    if conversation is not None:
+        memories = memories.filter(~Q(scope=Scope.CONVERSATION) | Q(conversation=conversation))
+    elif not all_conversations:
+        memories = memories.exclude(scope=Scope.CONVERSATION)
+    return filters.apply(memories)
+
+
+@dataclass(frozen=True)
+class TableStatistics:
+    """What PostgreSQL's statistics (kept by autovacuum's ANALYZE) say of the memory table."""
+
+    # The planner's estimate of its size.
+    rows: int
+    # Lexemes in more than MAX_TERM_SHARE of memories (and MIN_COMMON_ROWS), with their share;
+    # empty on a small table.
+    common_lexemes: dict[str, float]
+    # The share of memories of every lexeme the statistics track (PostgreSQL's most common
+    # elements), and the least of them: what any other lexeme has at most.
+    lexeme_shares: dict[str, float] = field(default_factory=dict)
+    untracked_share: float = 0.0
+    # The vectors in each bucket's HNSW index, as its statistics say.
+    bucket_vectors: dict[int, int] = field(default_factory=dict)
+
+    def index_rows(self, buckets: Sequence[int]) -> int:
+        """What the HNSW indexes of ``buckets`` hold; never less than an even share of the
+        table each (an index not yet analysed says 0)."""
+        even_share = self.rows // VECTOR_BUCKETS
+        return sum(max(self.bucket_vectors.get(bucket, 0), even_share) for bucket in buckets)
+
+
+def table_statistics() -> TableStatistics:
+    """Read at most every few minutes: they change slowly, and recall needs them every time."""
+    global _statistics_cache
+    now = time.monotonic()
+    if _statistics_cache is not None and now - _statistics_cache[0] < STATISTICS_CACHE_SECONDS:
+        return _statistics_cache[1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.reltuples, s.most_common_elems::text::text[], s.most_common_elem_freqs "
+            "FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema() "
+            "AND s.tablename = 'memoryapp_memory' AND s.attname = 'search_vector' "
+            "WHERE c.oid = 'memoryapp_memory'::regclass"
+        )
+        row = cursor.fetchone()
+        cursor.execute(
+            "SELECT substr(c.relname, %s)::int, c.reltuples FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = 'memoryapp_memory'::regclass AND c.relname ~ %s",
+            [len(HNSW_INDEX_PREFIX) + 1, f"^{HNSW_INDEX_PREFIX}[0-9]+$"],
+        )
+        bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
+    rows = max(float(row[0]) if row else 0.0, 1.0)  # -1 before the first ANALYZE
+    # The frequencies end with three summary numbers, which zip leaves out.
+    shares = dict(zip(row[1], row[2], strict=False)) if row and row[1] else {}
+    least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / rows)
+    common = {lexeme: share for lexeme, share in shares.items() if share > least}
+    statistics = TableStatistics(
+        rows=int(rows),
+        common_lexemes=common,
+        lexeme_shares=shares,
+        untracked_share=min(shares.values(), default=0.0),
+        bucket_vectors=bucket_vectors,
+    )
+    _statistics_cache = (now, statistics)
+    return statistics
+
+
+def common_lexemes() -> dict[str, float]:
+    return table_statistics().common_lexemes
+
+
+def _query_terms(text: str) -> list[str]:
+    """The terms to search for ``text`` (raw tsqueries): its rarest, at most MAX_QUERY_TERMS,
+    and together in at most MAX_MATCH_SHARE of memories (as far as statistics tell).
+
+    Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
+    else is left; among equally rare terms the ones said last (the new message
+    comes after the recent ones) win. Lexemes come stemmed from PostgreSQL, so
+    the query is built with the "simple" configuration, which only lower-cases.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme FROM unnest(to_tsvector(%s, %s)) ORDER BY positions[1] DESC",
+            [SEARCH_CONFIG, search_document(text)],
+        )
+        lexemes = [row[0] for row in cursor.fetchall()]
+    statistics = table_statistics()
+
+    def share(lexeme: str) -> float:
+        return statistics.lexeme_shares.get(lexeme, statistics.untracked_share)
+
+    rarest_first = sorted(lexemes, key=share)
+    kept: list[str] = []
+    matched_share = 0.0
+    for lexeme in rarest_first:
+        if lexeme in statistics.common_lexemes or len(kept) == MAX_QUERY_TERMS:
+            break
+        if kept and matched_share + share(lexeme) > MAX_MATCH_SHARE:
+            break
+        kept.append(lexeme)
+        matched_share += share(lexeme)
+    kept = kept or rarest_first[:KEEP_WHEN_ALL_COMMON]
+    # A lone CJK character stays a prefix, as in textsearch.tsquery.
+    return [
+        f"'{lexeme}'" + (":*" if len(lexeme) == 1 and is_cjk(lexeme) else "") for lexeme in kept
+    ]
+
+
+def member_project_ids(user: User) -> list[int]:
+    return list(Project.objects.for_member(user).values_list("id", flat=True))
+
+
+def access_lexemes(user: User, project_ids: Sequence[int]) -> tuple[str, ...]:
+    """The access lexemes (textsearch.ACCESS_DOCUMENT_SQL) of every memory ``user`` may see:
+    their own, and their projects' (``member_project_ids``)."""
+    return (f"ownerid{user.pk}", *(f"projectid{pk}" for pk in project_ids))
+
+
+def keyword_sql(
+    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+) -> tuple[str, list[Any]] | None:
+    """SQL and parameters of (id, terms matched) of the memories matching any term of
+    ``text``, best first, ties by id; None if there is nothing to match.
+
+    ``access`` (the caller's access_lexemes) lets the GIN index over the search vector and
+    those lexemes find just the caller's matching rows; ``memories``' conditions (which
+    still decide exactly what is visible) then filter only those. The subquery's OFFSET 0
+    keeps them there: the planner cannot know that the lexemes already select the caller's
+    rows, and would also scan an owner index for them, which for a large user (100,000
+    entries) costs more than the rest of the search.
+    """
+    terms = _query_terms(text)
+    if not terms:
+        return None
+    any_term = " | ".join(terms)
+    table = connection.ops.quote_name(Memory._meta.db_table)
+    if access:
+        allowed = " | ".join(f"'{lexeme}'" for lexeme in access)
+        source = (
+            f"(SELECT * FROM {table} WHERE {ACCESS_DOCUMENT_SQL} @@ to_tsquery('simple', %s) "
+            f"OFFSET 0) AS {table}"
+        )
+        source_params = [f"({allowed}) & ({any_term})"]
+    else:
+        memories = memories.filter(
+            search_vector=SearchQuery(any_term, search_type="raw", config="simple")
+        )
+        source, source_params = table, []
+    try:
+        pool_sql, pool_params = memories.values("id", "search_vector").query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    select, found, rest = pool_sql.partition(f" FROM {table} ")
+    if not found:  # Never silently search without the match condition.
+        raise RuntimeError(f"No FROM {table} in the candidates' SQL: {pool_sql}")
+    pool_sql = f"{select} FROM {source} {rest}"
+    terms_matched = " + ".join(["(search_vector @@ to_tsquery('simple', %s))::int"] * len(terms))
+    return (
+        f"SELECT id, {terms_matched} AS rank FROM ({pool_sql}) AS hit "
+        "ORDER BY rank DESC, id LIMIT %s",
+        [*terms, *source_params, *pool_params, limit],
+    )
+
+
+def keyword_hits(
+    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+) -> list[tuple[int, float]]:
+    query = keyword_sql(memories, text, limit, access)
+    if query is None:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(*query)
+        return [(memory_id, float(rank)) for memory_id, rank in cursor.fetchall()]
+
+
+def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
+    return memories.filter(embedding_model=model_name, embedding__isnull=False)
+
+
+# Planner estimates by query (its SQL and parameters, times left out), with when they were made.
+_estimates: dict[tuple[str, str], tuple[float, int]] = {}
+MAX_CACHED_ESTIMATES = 10_000
+
+
+def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
+    """The planner's estimate of the rows ``queryset`` returns (planning only, no scan).
+
+    Kept as long as the table statistics: a user's searches ask for the same
+    candidates again and again, only at another time (``as_of``, now by default),
+    which hardly moves the estimate."""
+    sql, params = queryset.query.sql_with_params()
+    key = (sql, repr([param for param in params if not isinstance(param, datetime)]))
+    now = time.monotonic()
+    cached = _estimates.get(key)
+    if cached is not None and now - cached[0] < STATISTICS_CACHE_SECONDS:
+        return cached[1]
+    plan = queryset.explain(format="json")
+    rows = int(json.loads(plan)[0]["Plan"]["Plan Rows"])
+    if len(_estimates) >= MAX_CACHED_ESTIMATES:
+        _estimates.clear()
+    _estimates[key] = (now, rows)
+    return rows
+
+
+def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
+    """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
+
+    The planner's estimate decides first: counting a big user's candidates
+    costs more than ranking them. A set it guesses small is ranked exactly,
+    which is right whatever its true size (only slower if the guess was far
+    too low). One it guesses a little over the limit is counted (up to the
+    limit), so a small user is never sent to the index.
+    """
+    estimate = estimated_rows(embedded.values("pk"))
+    if estimate <= EXACT_VECTOR_LIMIT:
+        return "exact", estimate
+    if estimate > CLEARLY_LARGE * EXACT_VECTOR_LIMIT:
+        return "hnsw", estimate
+    size = embedded.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
+    return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), max(size, estimate)
+
+
+def exact_nearest_sql(
+    embedded: MemoryQuerySet, vector: Sequence[float], limit: int
+) -> tuple[str, list[Any]]:
+    """Exact cosine ranking. ``OFFSET 0`` keeps the planner off the HNSW index, which
+    would filter too late; unlike a materialized CTE it streams the candidates instead of
+    copying every vector into a temporary store (3x slower for 10,000 vectors)."""
+    sql, params = embedded.values("id", "embedding").query.sql_with_params()
+    return (
+        "SELECT id, distance FROM ("
+        f"SELECT id, embedding <=> %s::vector AS distance FROM ({sql}) AS candidate OFFSET 0"
+        ") AS nearest ORDER BY distance, id LIMIT %s",
+        [vector_literal(vector), *params, limit],
+    )
+
+
+ALL_BUCKETS = tuple(range(VECTOR_BUCKETS))
+
+
+def pool_buckets(user_id: int, project_ids: Iterable[int] = ()) -> tuple[int, ...]:
+    """The buckets of a user's own memories and of their projects' (``project_ids``)."""
+    return tuple(sorted({vector_bucket(user_id), *(vector_bucket(pk) for pk in project_ids)}))
+
+
+def hnsw_ef_search(limit: int, size: int, buckets: Sequence[int]) -> int:
+    """Enough of the nearest rows of the ``buckets``' indexes that HNSW_EXPECTED_HITS (at most
+    ``limit``) of them are likely among the ``size`` candidates: the cost grows with it."""
+    wanted = min(limit, HNSW_EXPECTED_HITS)
+    index_rows = table_statistics().index_rows(buckets)
+    return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * index_rows / size)))
+
+
+def hnsw_nearest(
+    embedded: MemoryQuerySet, vector: Sequence[float], limit: int, bucket: int
+) -> QuerySet[Any, Any]:
+    """Nearest through the HNSW index of ``bucket`` (run with ``hnsw.ef_search`` raised)."""
+    return (
+        embedded.filter(vector_bucket=bucket)
+        .annotate(distance=CosineDistance("embedding", list(vector)))
+        .order_by("distance")
+        .values_list("id", "distance")[:limit]
+    )
+
+
+def set_ef_search(value: int) -> None:
+    """For the current transaction only."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(value)}")
+
+
+def vector_hits(
+    memories: MemoryQuerySet,
+    vector: Sequence[float],
+    model_name: str,
+    limit: int,
+    buckets: Sequence[int] = ALL_BUCKETS,
+) -> tuple[list[tuple[int, float]], str]:
+    """(id, cosine similarity) of the nearest memories, best first, and the plan used.
+
+    ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``)."""
+    embedded = embedded_with(memories, model_name)
+    plan, size = vector_plan(embedded)
+    if plan == "exact":
+        sql, params = exact_nearest_sql(embedded, vector, limit)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    else:
+        with transaction.atomic():
+            set_ef_search(hnsw_ef_search(limit, size, buckets))
+            rows = [
+                row for bucket in buckets for row in hnsw_nearest(embedded, vector, limit, bucket)
+            ]
+        rows = sorted(rows, key=lambda row: (row[1], row[0]))[:limit]
+    return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
+
+
+def fuse(ranked_lists: Iterable[Sequence[int]]) -> dict[int, float]:
+    """Reciprocal rank fusion: each list adds 1 / (RRF_K + rank) for the ids it ranks."""
+    fused: dict[int, float] = {}
+    for ranked in ranked_lists:
+        for rank, memory_id in enumerate(ranked, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+    return fused
+
+
+def score_parts(
+    memory: Memory | RecalledMemory, relevance: float, now: datetime
+) -> dict[str, float]:
+    """Each factor of the score in 0..1 (weights in WEIGHTS)."""
+    last_seen = max(memory.valid_from, memory.last_accessed_at or memory.valid_from)
+    age_days = max((now - last_seen).total_seconds() / 86400, 0.0)
+    return {
+        "relevance": relevance,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "recency": 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS),
+        "use": min(1.0, math.log1p(memory.access_count) / math.log1p(FULL_USE_COUNT)),
+    }
+
+
+def weighted_score(parts: dict[str, float]) -> float:
+    return round(sum(WEIGHTS[name] * parts[name] for name in WEIGHTS), 6)
+
+
+def _query_vector(text: str) -> tuple[list[float] | None, Degraded | None]:
+    if conflict := dimension_conflict():
+        return None, Degraded("EMBEDDING_DIMENSION_CONFLICT", conflict, FIX_COMMAND)
+    provider = get_provider()
+    try:
+        return provider.embed([text])[0], None
+    except EmbeddingError as exc:
+        return None, Degraded(
+            "EMBEDDING_UNAVAILABLE", f"Vector search is unavailable ({exc}); keyword search only."
+        )
+
+
+def similar_memories(
+    memories: MemoryQuerySet,
+    text: str,
+    *,
+    limit: int,
+    min_similarity: float,
+    buckets: Sequence[int] = ALL_BUCKETS,
+) -> tuple[list[tuple[int, float]], Degraded | None]:
+    """(id, similarity) of the ``memories`` nearest in meaning to ``text``, nearest first,
+    at least ``min_similarity``; none, and why, when vectors cannot be used. ``buckets`` as
+    for ``vector_hits``."""
+    if not text.strip():
+        return [], None
+    query_vector, degraded = _query_vector(text)
+    if query_vector is None:
+        return [], degraded
+    found, _plan = vector_hits(memories, query_vector, get_provider().model_name, limit, buckets)
+    return [(memory_id, sim) for memory_id, sim in found if sim >= min_similarity], None
+
+
+@dataclass
+class Ranking:
+    """The fused matches of a query: {id: match parts}, and how the search went."""
+
+    matches: dict[int, dict[str, Any]]
+    degraded: Degraded | None
+    timings_ms: dict[str, float]
+
+
+def rank(
+    memories: MemoryQuerySet,
+    text: str,
+    *,
+    depth: int,
+    mode: str = "hybrid",
+    access: Sequence[str] = (),
+    buckets: Sequence[int] = ALL_BUCKETS,
+) -> Ranking:
+    """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
+
+    ``access``: the searching user's access_lexemes (faster keyword search for a large user);
+    ``buckets``: the vector buckets of their memories (``pool_buckets``)."""
+    timings: dict[str, float] = {}
+    ranked_lists: list[list[int]] = []
+    # The keyword search runs on a side connection while this one runs the vector search.
+    keyword_search = (
+        side_connections.start(_timed, keyword_hits, memories, text, depth, access)
+        if mode != "vector"
+        else None
+    )
+    vector: list[tuple[int, float]] = []
+    degraded: Degraded | None = None
+    if mode != "keyword":
+        (vector, degraded), timings["vector_ms"] = _timed(
+            similar_memories,
+            memories,
+            text,
+            limit=depth,
+            min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY,
+            buckets=buckets,
+        )
+    keyword: list[tuple[int, float]] = []
+    if keyword_search is not None:
+        keyword, timings["keyword_ms"] = keyword_search.result()
+        ranked_lists.append([memory_id for memory_id, _rank in keyword])
+    if mode != "keyword" and degraded is None:
+        ranked_lists.append([memory_id for memory_id, _sim in vector])
+    # Normalised so that a memory ranked first by every list searched has relevance 1.
+    best = max(len(ranked_lists), 1) / (RRF_K + 1)
+    keyword_rank = {memory_id: n for n, (memory_id, _) in enumerate(keyword, start=1)}
+    vector_rank = {memory_id: n for n, (memory_id, _) in enumerate(vector, start=1)}
+    similarity = dict(vector)
+    matches = {
+        memory_id: {
+            "relevance": min(1.0, value / best),
+            "keyword_rank": keyword_rank.get(memory_id),
+            "vector_rank": vector_rank.get(memory_id),
+            "similarity": round(similarity[memory_id], 6) if memory_id in similarity else None,
+        }
+        for memory_id, value in fuse(ranked_lists).items()
+    }
+    return Ranking(matches, degraded, timings)
+
+
+NO_MATCH = {"relevance": 0.0, "keyword_rank": None, "vector_rank": None, "similarity": None}
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
+def _timed(work: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float]:
+    """``work``'s result, and how long it took (ms)."""
+    started = time.perf_counter()
+    return work(*args, **kwargs), _ms_since(started)
+
+
+def scored(
+    memories: Iterable[MemoryT], matches: dict[int, dict[str, Any]], now: datetime
+) -> list[ScoredMemory[MemoryT]]:
+    """Score each memory from its match (or none: relevance 0), best first, ties by id."""
+    result = []
+    for memory in memories:
+        match = matches.get(memory.pk, NO_MATCH)
+        parts = score_parts(memory, match["relevance"], now)
+        score = weighted_score(parts)
+        result.append(
+            ScoredMemory(
+                memory,
+                score,
+                {
+                    **{name: round(value, 6) for name, value in parts.items()},
+                    "keyword_rank": match["keyword_rank"],
+                    "vector_rank": match["vector_rank"],
+                    "similarity": match["similarity"],
+                },
+            )
+        )
+    result.sort(key=lambda item: (-item.score, item.memory.pk))
+    return result
+
+
+def load(ids: Iterable[int]) -> list[Memory]:
+    """The memories with these ids, without their vectors (large, and not needed to show them)."""
+    memories = Memory.objects.filter(pk__in=list(ids))
+    return list(memories.defer("embedding", "search_vector", "search_document"))
+
+
+def search_memories(
+    user: User,
+    query: str,
+    *,
+    base_queryset: MemoryQuerySet | None = None,
+    as_of: datetime | None = None,
+    conversation: Conversation | None = None,
+    filters: Filters = Filters(),
+    limit: int = 20,
+    min_score: float = 0.0,
+    mode: str = "hybrid",
+) -> SearchResult:
+    """The memories that best answer ``query``, best first, each with its score and parts.
+
+    This is the one entry point for semantic search (the API, chat commands,
+    the settings page). ``mode`` = "keyword" or "vector" runs one side alone
+    (used to measure each). Memories scoring under ``min_score`` are dropped.
+    """
+    started = time.perf_counter()
+    project_ids = member_project_ids(user)
+    pool = candidates(
+        user,
+        as_of=as_of,
+        conversation=conversation,
+        filters=filters,
+        base_queryset=base_queryset,
+        project_ids=project_ids,
+    )
+    access = access_lexemes(user, project_ids)
+    ranking = rank(
+        pool,
+        query,
+        depth=max(2 * limit, 40),
+        mode=mode,
+        access=access,
+        buckets=pool_buckets(user.pk, project_ids),
+    )
+    results = [
+        item
+        for item in scored(load(ranking.matches), ranking.matches, as_of or timezone.now())
+        if item.score >= min_score
+    ][:limit]
+    return SearchResult(
+        results, ranking.degraded, {**ranking.timings_ms, "total_ms": _ms_since(started)}
+    )
+
+
+def chat_pool(
+    user: User,
+    *,
+    project: Project | None,
+    conversation: Conversation | None,
+    as_of: datetime | None = None,
+    project_ids: Sequence[int] | None = None,
+) -> MemoryQuerySet:
+    """What a chat may be given: personal memories, the named project's, the named conversation's.
+
+    A project's memories are injected only into chats that name the project.
+    """
+    pool = candidates(
+        user,
+        as_of=as_of,
+        conversation=conversation,
+        all_conversations=False,
+        project_ids=project_ids,
+    )
+    if project is None:
+        return pool.exclude(scope=Scope.PROJECT)
+    return pool.filter(~Q(scope=Scope.PROJECT) | Q(project=project))

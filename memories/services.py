@@ -1,0 +1,872 @@
+"""Every write to a memory, each recording a MemoryEvent.
+
+Access checks happen before these are called (views and the API use
+``Memory.objects.writable_by(user)``); services trust their caller and keep
+the data consistent: a stale revision is refused, and each change records who
+made it and the state before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
+
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from memories.models import (
+    DEFAULT_IMPORTANCE,
+    EventAction,
+    Kind,
+    Memory,
+    MemoryEvent,
+    Origin,
+    Scope,
+    Status,
+)
+from teams.models import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from conversations.models import Conversation
+    from memories.memory_files import ImportPlan
+
+EDITABLE_FIELDS = ("content", "kind", "tags", "importance", "confidence", "pinned")
+
+
+class MemoryConflict(Exception):
+    """The memory changed since the caller read it; nothing was written."""
+
+    def __init__(self, current: Memory):
+        super().__init__(f"Memory {current.pk} is at revision {current.revision}.")
+        self.current = current
+
+
+def _event(
+    memory: Memory,
+    action: str,
+    *,
+    actor: User | None,
+    actor_label: str = "",
+    before: dict[str, Any] | None,
+    batch: uuid.UUID | None = None,
+) -> MemoryEvent:
+    """The event of a change just made to ``memory`` (not saved yet)."""
+    return MemoryEvent(
+        memory=memory,
+        action=action,
+        actor=actor,
+        actor_label=actor_label,
+        before=before,
+        after=memory.snapshot(),
+        batch=batch,
+    )
+
+
+_INSERT_EVENTS_SQL = f"""
+INSERT INTO {MemoryEvent._meta.db_table}
+    (memory_id, action, actor_id, actor_label, before, after, batch, created_at)
+SELECT * FROM unnest(%s::bigint[], %s::text[], %s::integer[], %s::text[], %s::text[]::jsonb[],
+                     %s::text[]::jsonb[], %s::uuid[], %s::timestamptz[])
+"""
+
+
+def _save_events(events: list[MemoryEvent]) -> None:
+    """Save many events (from ``_event``) in one statement of arrays, whatever their number:
+    bulk_create's SQL costs more to build than to run. The events get no ids."""
+    if not events:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_EVENTS_SQL, _events_parameters(events))
+
+
+def _events_parameters(events: list[MemoryEvent]) -> list[list[Any]]:
+    """The arrays of _INSERT_EVENTS_SQL."""
+
+    def as_json(value: Any) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    return [
+        [event.memory_id for event in events],
+        [event.action for event in events],
+        [event.actor_id for event in events],
+        [event.actor_label for event in events],
+        [as_json(event.before) for event in events],
+        [as_json(event.after) for event in events],
+        [event.batch for event in events],
+        [event.created_at for event in events],
+    ]
+
+
+def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
+    """Save the event of a change just made (``details`` as for ``_event``)."""
+    event = _event(memory, action, **details)
+    event.save()
+    return event
+
+
+def clean_tags(tags: Iterable[str]) -> list[str]:
+    """Trimmed, lower-cased, de-duplicated tags in their first order."""
+    seen: dict[str, None] = {}
+    for tag in tags:
+        tag = tag.strip().lower().lstrip("#")[:50]
+        if tag:
+            seen.setdefault(tag, None)
+    return list(seen)
+
+
+class NewMemory(TypedDict, total=False):
+    """What a new memory may be given; only ``owner`` and ``content`` are required."""
+
+    owner: Required[User]
+    content: Required[str]
+    kind: str
+    scope: str
+    project: Project | None
+    conversation: Conversation | None
+    tags: Iterable[str]
+    importance: float | None
+    confidence: float
+    origin: str
+    pinned: bool
+    status: str
+    evidence: list[dict[str, Any]] | None
+    metadata: dict[str, Any] | None
+    valid_from: datetime | None
+
+
+def new_memory(**fields: Unpack[NewMemory]) -> Memory:
+    """A new memory, cleaned and with its kind's default importance, not saved yet."""
+    kind = fields.get("kind", Kind.FACT)
+    scope = fields.get("scope", Scope.USER)
+    importance = fields.get("importance")
+    memory = Memory(
+        owner=fields["owner"],
+        content=fields["content"].strip(),
+        kind=kind,
+        scope=scope,
+        project=fields.get("project") if scope == Scope.PROJECT else None,
+        conversation=fields.get("conversation"),
+        tags=clean_tags(fields.get("tags", ())),
+        importance=DEFAULT_IMPORTANCE[Kind(kind)] if importance is None else importance,
+        confidence=fields.get("confidence", 0.8),
+        origin=fields.get("origin", Origin.MANUAL),
+        pinned=fields.get("pinned", False),
+        status=fields.get("status", Status.ACTIVE),
+        evidence=fields.get("evidence") or [],
+        metadata=fields.get("metadata") or {},
+        valid_from=fields.get("valid_from") or timezone.now(),
+    )
+    memory.refresh_search_document()
+    return memory
+
+
+@transaction.atomic
+def memory_create(
+    *,
+    actor: User | None = None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+    **fields: Unpack[NewMemory],
+) -> Memory:
+    """Save a new memory and its "created" event."""
+    memory = new_memory(**fields)
+    memory.save()
+    _record(
+        memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
+    )
+    _enqueue_embedding([memory.pk])
+    return memory
+
+
+@transaction.atomic
+def memories_create(
+    *,
+    memories: list[Memory],
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+) -> list[Memory]:
+    """Save many new memories (from ``new_memory``) and their events in a few INSERTs.
+
+    Importing thousands of memories must not cost thousands of round trips.
+    """
+    Memory.objects.bulk_create(memories, batch_size=1000)
+    _save_events(_creation_events(memories, actor=actor, actor_label=actor_label, batch=batch))
+    _after_creation(memories)
+    return memories
+
+
+def _creation_events(
+    memories: Iterable[Memory], *, actor: User | None, actor_label: str, batch: uuid.UUID | None
+) -> list[MemoryEvent]:
+    return [
+        _event(
+            memory,
+            EventAction.CREATED,
+            actor=actor,
+            actor_label=actor_label,
+            before=None,
+            batch=batch,
+        )
+        for memory in memories
+    ]
+
+
+def _after_creation(memories: list[Memory]) -> None:
+    """What follows ``memory_create`` for one memory (an embedding job…), for many at once:
+    the ids of a bulk creation are known only where it happened. Memories that come with
+    their embedding (a job that had the vectors at hand) need no embedding job."""
+    _enqueue_embedding([memory.pk for memory in memories if memory.embedding is None])
+
+
+def _enqueue_embedding(memory_ids: list[int]) -> None:
+    """Embed memories in a job once the write commits, never inside the request."""
+    from django_q.tasks import async_task
+
+    if memory_ids:
+        transaction.on_commit(lambda: async_task("memories.jobs.embed_memories", memory_ids))
+
+
+def _locked(memory: Memory) -> Memory:
+    return Memory.objects.select_for_update().get(pk=memory.pk)
+
+
+@transaction.atomic
+def memory_update(
+    *,
+    memory: Memory,
+    changes: dict[str, Any],
+    expected_revision: int | None,
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+) -> Memory:
+    """Apply ``changes`` (a subset of EDITABLE_FIELDS) unless the memory moved on.
+
+    ``expected_revision`` is the revision the caller read; when it is stale the
+    update raises MemoryConflict carrying the current memory, and nothing changes.
+    """
+    unknown = set(changes) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"Not editable: {', '.join(sorted(unknown))}")
+    current = _locked(memory)
+    if expected_revision is not None and current.revision != expected_revision:
+        raise MemoryConflict(current)
+    before = current.snapshot()
+    if "tags" in changes:
+        changes = {**changes, "tags": clean_tags(changes["tags"])}
+    if "content" in changes:
+        changes = {**changes, "content": str(changes["content"]).strip()}
+    changed = {field: value for field, value in changes.items() if getattr(current, field) != value}
+    if not changed:
+        return current
+    for field, value in changed.items():
+        setattr(current, field, value)
+    current.revision += 1
+    current.save(update_fields=[*changed, "revision", "updated_at"])
+    action = EventAction.EDITED
+    if set(changed) == {"pinned"}:
+        action = EventAction.PINNED if current.pinned else EventAction.UNPINNED
+    _record(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
+    if "content" in changed:
+        _enqueue_embedding([current.pk])
+    return current
+
+
+def memory_set_pinned(
+    *, memory: Memory, pinned: bool, actor: User | None, actor_label: str = ""
+) -> Memory:
+    return memory_update(
+        memory=memory,
+        changes={"pinned": pinned},
+        expected_revision=None,
+        actor=actor,
+        actor_label=actor_label,
+    )
+
+
+@transaction.atomic
+def _set_state(
+    memory: Memory,
+    action: str,
+    fields: dict[str, Any],
+    *,
+    actor: User | None,
+    actor_label: str,
+    batch: uuid.UUID | None,
+) -> Memory:
+    current = _locked(memory)
+    if all(getattr(current, field) == value for field, value in fields.items()):
+        return current
+    before = current.snapshot()
+    for field, value in fields.items():
+        setattr(current, field, value)
+    current.revision += 1
+    current.save(update_fields=[*fields, "revision", "updated_at"])
+    _record(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
+    return current
+
+
+def memory_delete(
+    *,
+    memory: Memory,
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+) -> Memory:
+    """Move to the trash (soft delete): restorable, never injected."""
+    return _set_state(
+        memory,
+        EventAction.DELETED,
+        {"deleted_at": memory.deleted_at or timezone.now()},
+        actor=actor,
+        actor_label=actor_label,
+        batch=batch,
+    )
+
+
+def memory_restore(
+    *,
+    memory: Memory,
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+) -> Memory:
+    """Bring back from the trash or from forgetting."""
+    return _set_state(
+        memory,
+        EventAction.RESTORED,
+        {"deleted_at": None, "forgotten_at": None},
+        actor=actor,
+        actor_label=actor_label,
+        batch=batch,
+    )
+
+
+def memory_accept(*, memory: Memory, actor: User | None, actor_label: str = "") -> Memory:
+    return _set_state(
+        memory,
+        EventAction.ACCEPTED,
+        {"status": Status.ACTIVE},
+        actor=actor,
+        actor_label=actor_label,
+        batch=None,
+    )
+
+
+def memory_reject(*, memory: Memory, actor: User | None, actor_label: str = "") -> Memory:
+    return _set_state(
+        memory,
+        EventAction.REJECTED,
+        {"status": Status.REJECTED},
+        actor=actor,
+        actor_label=actor_label,
+        batch=None,
+    )
+
+
+@transaction.atomic
+def memory_supersede(
+    *,
+    old: Memory,
+    new: Memory,
+    actor: User | None,
+    actor_label: str = "",
+    batch: uuid.UUID | None = None,
+) -> Memory:
+    """``new`` replaces ``old``: the old one stays, valid until the new one began."""
+    return _set_state(
+        old,
+        EventAction.SUPERSEDED,
+        {"valid_until": new.valid_from, "superseded_by_id": new.pk},
+        actor=actor,
+        actor_label=actor_label,
+        batch=batch,
+    )
+
+
+@transaction.atomic
+def memory_merge_evidence(
+    *,
+    memory: Memory,
+    evidence: dict[str, Any],
+    confidence_boost: float,
+    actor_label: str,
+    batch: uuid.UUID | None = None,
+) -> Memory:
+    """The same statement was found again: more confidence (at most 1.0) and its evidence kept."""
+    current = _locked(memory)
+    before = current.snapshot()
+    _merge_evidence_into(current, evidence, confidence_boost)
+    current.save(update_fields=["confidence", "evidence", "revision", "updated_at"])
+    _record(
+        current, EventAction.MERGED, actor=None, actor_label=actor_label, before=before, batch=batch
+    )
+    return current
+
+
+def _merge_evidence_into(memory: Memory, evidence: dict[str, Any], confidence_boost: float) -> None:
+    memory.evidence = [*memory.evidence, evidence]
+    _boost_confidence(memory, confidence_boost)
+
+
+def _boost_confidence(memory: Memory, confidence_boost: float) -> None:
+    memory.confidence = min(1.0, round(memory.confidence + confidence_boost, 4))
+    memory.revision += 1
+
+
+def memory_note_rejected_again(*, memory: Memory, actor_label: str) -> MemoryEvent:
+    """Extraction proposed a memory a reviewer had rejected; it stays rejected, and the audit says so."""
+    return _record(
+        memory, EventAction.REJECTED, actor=None, actor_label=actor_label, before=memory.snapshot()
+    )
+
+
+@transaction.atomic
+def memory_review_accept(
+    *,
+    memory: Memory,
+    actor: User | None,
+    changes: dict[str, Any] | None = None,
+    actor_label: str = "",
+) -> Memory:
+    """Accept a pending memory, edited first when ``changes`` are given.
+
+    An extracted memory that contradicted an older one names it in
+    ``metadata["supersedes"]``; accepting it supersedes that memory now.
+    """
+    if changes:
+        memory = memory_update(
+            memory=memory,
+            changes=changes,
+            expected_revision=None,
+            actor=actor,
+            actor_label=actor_label,
+        )
+    memory = memory_accept(memory=memory, actor=actor, actor_label=actor_label)
+    superseded_id = memory.metadata.get("supersedes")
+    if superseded_id:
+        old = Memory.objects.filter(pk=superseded_id, superseded_by__isnull=True).first()
+        if old is not None:
+            memory_supersede(old=old, new=memory, actor=actor, actor_label=actor_label)
+    return memory
+
+
+def _set_state_of_many(
+    memories: Iterable[Memory],
+    action: str,
+    fields: dict[str, Any],
+    *,
+    applies: Q,
+    actor: User | None,
+    actor_label: str,
+) -> uuid.UUID:
+    """One state change to many memories as a batch: one UPDATE, one INSERT of events.
+
+    Clearing thousands of memories must not cost thousands of round trips;
+    each memory still gets its event with the state before and after.
+    """
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        locked = list(
+            Memory.objects.select_for_update()
+            .filter(applies, pk__in=[memory.pk for memory in memories])
+            .order_by("pk")
+        )
+        now = timezone.now()
+        events = []
+        for memory in locked:
+            before = memory.snapshot()
+            for field, value in fields.items():
+                setattr(memory, field, value)
+            memory.revision += 1
+            events.append(
+                _event(
+                    memory, action, actor=actor, actor_label=actor_label, before=before, batch=batch
+                )
+            )
+        Memory.objects.filter(pk__in=[memory.pk for memory in locked]).update(
+            **fields, revision=F("revision") + 1, updated_at=now
+        )
+        _save_events(events)
+    return batch
+
+
+def memories_delete(
+    *, memories: Iterable[Memory], actor: User | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Trash several memories as one batch; ``memory_undo_batch`` brings exactly them back."""
+    return _set_state_of_many(
+        memories,
+        EventAction.DELETED,
+        {"deleted_at": timezone.now()},
+        applies=Q(deleted_at__isnull=True),
+        actor=actor,
+        actor_label=actor_label,
+    )
+
+
+# Fields an undo puts back from an event's "before" state.
+_UNDOABLE = ("content", "kind", "tags", "importance", "confidence", "pinned", "status")
+_UNDOABLE_TIMES = ("deleted_at", "forgotten_at", "valid_until")
+
+
+def _state_before(memory: Memory, before: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``memory`` that differ from the snapshot ``before``, at their old values."""
+    wanted: dict[str, Any] = {field: before[field] for field in _UNDOABLE}
+    for field in _UNDOABLE_TIMES:
+        value = before[field]
+        wanted[field] = parse_datetime(value) if value else None
+    wanted["superseded_by_id"] = before["superseded_by_id"]
+    return {field: value for field, value in wanted.items() if getattr(memory, field) != value}
+
+
+@transaction.atomic
+def memory_undo_batch(
+    *, batch: uuid.UUID, actor: User | None, actor_label: str = ""
+) -> list[Memory]:
+    """Reverse every change of a batch: each memory goes back to its state before it.
+
+    A memory the batch created is moved to the trash. The undo itself is
+    recorded as new events (in a batch of its own), so history stays complete.
+    Memories that go back the same way (a whole "clear all") share one UPDATE,
+    and the events are one INSERT: undoing 10,000 memories is a few queries.
+    """
+    first_before: dict[int, dict[str, Any] | None] = {}
+    for memory_id, before in (
+        MemoryEvent.objects.filter(batch=batch)
+        .order_by("created_at", "id")
+        .values_list("memory_id", "before")
+    ):
+        first_before.setdefault(memory_id, before)
+    locked = Memory.objects.select_for_update().filter(pk__in=list(first_before)).order_by("pk")
+    by_id = {memory.pk: memory for memory in locked}
+    now = timezone.now()
+    undo_batch = uuid.uuid4()
+    # Memories that go back the same way share an UPDATE: their ids by their changes.
+    groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+    events: list[MemoryEvent] = []
+    restored: list[Memory] = []
+    for memory_id, before in first_before.items():
+        memory = by_id[memory_id]
+        restored.append(memory)
+        previous = memory.snapshot()
+        if before is None:
+            if memory.deleted_at is not None:
+                continue  # Already in the trash: nothing to change, nothing to record.
+            changes: dict[str, Any] = {"deleted_at": now}
+            action = EventAction.DELETED
+        else:
+            changes = _state_before(memory, before)
+            action = (
+                EventAction.RESTORED
+                if previous["deleted_at"] or previous["forgotten_at"]
+                else EventAction.EDITED
+            )
+        for field, value in changes.items():
+            setattr(memory, field, value)
+        if {"content", "tags"} & set(changes):
+            memory.refresh_search_document()
+            changes["search_document"] = memory.search_document
+        memory.revision += 1
+        memory.updated_at = now
+        groups.setdefault(repr(sorted(changes.items())), (changes, []))[1].append(memory_id)
+        events.append(
+            _event(
+                memory,
+                action,
+                actor=actor,
+                actor_label=actor_label,
+                before=previous,
+                batch=undo_batch,
+            )
+        )
+    for changes, ids in groups.values():
+        Memory.objects.filter(pk__in=ids).update(
+            **changes, revision=F("revision") + 1, updated_at=now
+        )
+        if "content" in changes:
+            _enqueue_embedding(ids)
+    _save_events(events)
+    return restored
+
+
+@transaction.atomic
+def memories_import(
+    *,
+    plan: ImportPlan,
+    owner: User,
+    project: Project | None,
+    actor: User | None,
+    actor_label: str = "",
+) -> uuid.UUID:
+    """Apply an import plan (see memory_files.py) as one batch that ``memory_undo_batch`` reverses.
+
+    New memories belong to ``owner`` (in ``project`` when given) with origin
+    ``imported``; updates refuse a memory that changed since the plan was made
+    (MemoryConflict), and then nothing of the batch is written.
+    """
+    batch = uuid.uuid4()
+    memories_create(
+        memories=[
+            new_memory(
+                owner=owner,
+                content=item.content,
+                kind=item.kind,
+                scope=Scope.PROJECT if project else Scope.USER,
+                project=project,
+                tags=item.tags,
+                importance=item.importance,
+                origin=Origin.IMPORTED,
+                pinned=item.pinned,
+            )
+            for item in plan.to_add
+        ],
+        actor=actor,
+        actor_label=actor_label,
+        batch=batch,
+    )
+    for update in plan.to_update:
+        memory_update(
+            memory=update.memory,
+            changes=update.changes,
+            expected_revision=update.memory.revision,
+            actor=actor,
+            actor_label=actor_label,
+            batch=batch,
+        )
+    return batch
+
+
+def memories_restore(
+    *, memories: Iterable[Memory], actor: User | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Bring several memories back from the trash or forgetting, as one undoable batch."""
+    return _set_state_of_many(
+        memories,
+        EventAction.RESTORED,
+        {"deleted_at": None, "forgotten_at": None},
+        applies=Q(deleted_at__isnull=False) | Q(forgotten_at__isnull=False),
+        actor=actor,
+        actor_label=actor_label,
+    )
+
+
+def memories_change_kind(
+    *, memories: Iterable[Memory], kind: str, actor: User | None, actor_label: str = ""
+) -> uuid.UUID:
+    """Give several memories another kind, as one undoable batch."""
+    batch = uuid.uuid4()
+    with transaction.atomic():
+        for memory in memories:
+            memory_update(
+                memory=memory,
+                changes={"kind": Kind(kind)},
+                expected_revision=None,
+                actor=actor,
+                actor_label=actor_label,
+                batch=batch,
+            )
+    return batch
+
+
+class MemoryWrites:
+    """A job's writes to many memories, each recorded as its own MemoryEvent, sent together.
+
+    The services above each take a savepoint, lock one row and send two or
+    three statements, which is right for a person's action on a page. A job
+    that changes several memories at once (an extraction run) queues the same
+    changes here in order; ``save()`` then locks the existing memories the
+    changes touch (in id order, so concurrent jobs cannot deadlock), applies
+    the changes to their current state exactly as the single services would,
+    and writes the new memories in one statement, the changed rows and all the
+    events in another. Merged evidence is appended in the database: a memory found
+    again and again has a long evidence list, neither read nor sent back each time.
+    Call it inside the caller's transaction.
+    """
+
+    # The fields merging and superseding change, written from arrays (bulk_update's CASE
+    # per field and row costs more to build than to run), and the events, in one statement.
+    _UPDATE_AND_RECORD_SQL = f"""
+        WITH changed AS (
+            UPDATE {Memory._meta.db_table} m
+            SET confidence = v.confidence, evidence = m.evidence || v.added_evidence,
+                revision = v.revision, updated_at = v.updated_at, valid_until = v.valid_until,
+                superseded_by_id = v.superseded_by_id
+            FROM unnest(%s::bigint[], %s::float8[], %s::text[]::jsonb[], %s::integer[],
+                        %s::timestamptz[], %s::timestamptz[], %s::bigint[])
+                AS v(id, confidence, added_evidence, revision, updated_at, valid_until,
+                     superseded_by_id)
+            WHERE m.id = v.id
+        )
+        {_INSERT_EVENTS_SQL}
+    """
+    # What the changes read and the events' snapshots show (Memory.snapshot()), in the
+    # model's field order (Memory.from_db), locked in id order.
+    _LOCKED_FIELDS = [
+        field.attname
+        for field in Memory._meta.concrete_fields
+        if field.attname
+        in {
+            "id",
+            "content",
+            "kind",
+            "scope",
+            "project_id",
+            "tags",
+            "importance",
+            "confidence",
+            "pinned",
+            "status",
+            "deleted_at",
+            "forgotten_at",
+            "valid_from",
+            "valid_until",
+            "superseded_by_id",
+            "revision",
+        }
+    ]
+    _LOCK_SQL = (
+        f"SELECT {', '.join(_LOCKED_FIELDS)} FROM {Memory._meta.db_table} "
+        "WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
+    )
+
+    def __init__(self, *, actor_label: str, batch: uuid.UUID | None):
+        self.actor_label = actor_label
+        self.batch = batch
+        self._new: list[Memory] = []
+        self._steps: list[tuple[str, Memory, Any]] = []
+
+    def create(self, memory: Memory, *, supersedes: Memory | None = None) -> None:
+        """Save ``memory`` (from ``new_memory``); a pending one names what it will supersede."""
+        self._new.append(memory)
+        self._steps.append(("create", memory, supersedes))
+
+    def merge_evidence(
+        self, memory: Memory, *, evidence: dict[str, Any], confidence_boost: float
+    ) -> None:
+        """As ``memory_merge_evidence``."""
+        self._steps.append(("merge", memory, (evidence, confidence_boost)))
+
+    def supersede(self, *, old: Memory, new: Memory) -> None:
+        """As ``memory_supersede``."""
+        self._steps.append(("supersede", old, new))
+
+    def note_rejected_again(self, memory: Memory) -> None:
+        """As ``memory_note_rejected_again``."""
+        self._steps.append(("rejected_again", memory, None))
+
+    def save(self) -> list[Memory]:
+        """Write everything queued; the new memories, saved."""
+        if not self._steps:
+            return []
+        self._reserve_ids()
+        for step, memory, supersedes in self._steps:
+            if step == "create" and supersedes is not None and memory.status == Status.PENDING:
+                memory.metadata["supersedes"] = supersedes.pk
+        # The new memories' events show them as created, before this run's later changes;
+        # the rows are inserted as those changes leave them.
+        events = _creation_events(
+            self._new, actor=None, actor_label=self.actor_label, batch=self.batch
+        )
+        new_ids = {memory.pk for memory in self._new}
+        current = self._lock_existing(new_ids)
+        current.update((memory.pk, memory) for memory in self._new)
+        now = timezone.now()
+        changed: dict[int, Memory] = {}
+        added_evidence: dict[int, list[dict[str, Any]]] = {}
+        for step, target, detail in self._steps:
+            if step == "create":
+                continue
+            memory = current[target.pk]
+            before = memory.snapshot()
+            batch = self.batch
+            if step == "merge":
+                evidence, confidence_boost = detail
+                if memory.pk in new_ids:
+                    _merge_evidence_into(memory, evidence, confidence_boost)
+                else:
+                    added_evidence.setdefault(memory.pk, []).append(evidence)
+                    _boost_confidence(memory, confidence_boost)
+                action = EventAction.MERGED
+            elif step == "supersede":
+                new = current[detail.pk]
+                if memory.superseded_by_id == new.pk and memory.valid_until == new.valid_from:
+                    continue
+                memory.valid_until, memory.superseded_by_id = new.valid_from, new.pk
+                memory.revision += 1
+                action = EventAction.SUPERSEDED
+            else:
+                # The row stays as it was, and undoing the run leaves the note.
+                action, batch = EventAction.REJECTED, None
+            if step != "rejected_again":
+                memory.updated_at = now
+                changed[memory.pk] = memory
+            events.append(
+                _event(
+                    memory,
+                    action,
+                    actor=None,
+                    actor_label=self.actor_label,
+                    before=before,
+                    batch=batch,
+                )
+            )
+        Memory.objects.bulk_create(self._new)
+        self._update_and_record(
+            [memory for pk, memory in changed.items() if pk not in new_ids], added_evidence, events
+        )
+        _after_creation(self._new)
+        return self._new
+
+    def _update_and_record(
+        self,
+        rows: list[Memory],
+        added_evidence: dict[int, list[dict[str, Any]]],
+        events: list[MemoryEvent],
+    ) -> None:
+        if not rows:
+            _save_events(events)
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                self._UPDATE_AND_RECORD_SQL,
+                [
+                    [m.pk for m in rows],
+                    [m.confidence for m in rows],
+                    [json.dumps(added_evidence.get(m.pk, [])) for m in rows],
+                    [m.revision for m in rows],
+                    [m.updated_at for m in rows],
+                    [m.valid_until for m in rows],
+                    [m.superseded_by_id for m in rows],
+                    *_events_parameters(events),
+                ],
+            )
+
+    def _reserve_ids(self) -> None:
+        """Ids for the new memories first, so a pending one can name another it will supersede."""
+        if not self._new:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [Memory._meta.db_table, len(self._new)],
+            )
+            for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):
+                memory.pk = pk
+
+    def _lock_existing(self, new_ids: set[int]) -> dict[int, Memory]:
+        ids = {target.pk for _step, target, _detail in self._steps} - new_ids
+        if not ids:
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute(self._LOCK_SQL, [sorted(ids)])
+            locked = [Memory.from_db(connection.alias, self._LOCKED_FIELDS, row) for row in cursor]
+        return {memory.pk: memory for memory in locked}

@@ -1,0 +1,441 @@
+"""The injection preview: which memories go into the system prompt, and the block itself.
+
+The query is the user's message plus up to 3 recent messages. Recall
+(``retrieval.rank``) finds and scores the matching memories; pinned memories
+are always candidates and come first. Budgets bound the block: each scope has
+its own (user 600, project 800, conversation 600 tokens by default), and when
+the whole block is still over the total budget, conversation memories are
+trimmed first, then project ones, personal memories last.
+
+The block is deterministic: inside a section memories are ordered pinned
+first, then by kind, then by id (not by score, which drifts as memories get
+used), so the same data gives the same bytes and the same SHA-256 hash, and
+an LLM's prompt cache keeps hitting.
+
+Tokens are estimated, not counted with a model's tokenizer (which differs per
+model): each CJK character (Chinese, Japanese kana, Korean) is one token, and
+every other run of characters is one token per 4 characters, rounded up.
+Tokenizers such as cl100k and o200k give about that for English and slightly
+less than one token per Chinese character, so the estimate errs on the safe side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from accounts.models import MemorySettings
+from conversations.models import Conversation
+from memories import side_connections
+from memories.models import Kind, Memory, MemoryQuerySet, Scope, one_line
+from memories.retrieval import (
+    RecalledMemory,
+    ScoredMemory,
+    access_lexemes,
+    chat_pool,
+    member_project_ids,
+    pool_buckets,
+    rank,
+    scored,
+)
+from recall.models import AccessLog
+from teams.models import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from accounts.models import ApiToken
+
+SCOPES: tuple[str, ...] = (Scope.USER.value, Scope.PROJECT.value, Scope.CONVERSATION.value)
+DEFAULT_BUDGETS = {"user": 600, "project": 800, "conversation": 600}
+DEFAULT_TOTAL_BUDGET = 2000
+# Over the total budget, memories are dropped from these scopes first.
+TRIM_ORDER = ("conversation", "project", "user")
+RECENT_MESSAGES = 3
+FORMATS = ("markdown", "xml", "json")
+
+MARKDOWN_TITLES = {
+    "user": "User Preferences",
+    "project": "Project Knowledge",
+    "conversation": "Relevant Context",
+}
+XML_TAGS = {
+    "user": "user_memory",
+    "project": "project-memory",
+    "conversation": "conversation-memory",
+}
+KIND_ORDER = {kind: index for index, kind in enumerate(Kind.values)}
+
+_CJK_CHAR = re.compile(
+    "[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
+)
+
+
+def estimate_tokens(text: str) -> int:
+    """One token per CJK character, one per 4 other characters of each run (see module doc)."""
+    tokens = 0
+    for run in _CJK_CHAR.split(text):
+        if run:
+            tokens += math.ceil(len(run) / 4)
+    return tokens + len(_CJK_CHAR.findall(text))
+
+
+# Pinned memories are always candidates, up to this many (the first made).
+PINNED_LIMIT = 100
+
+
+_RECALLED_COLUMNS = [
+    "id" if column.name == "pk" else column.name for column in fields(RecalledMemory)
+]
+
+
+def load_candidates(pool: MemoryQuerySet, match_ids: Iterable[int]) -> list[RecalledMemory]:
+    """The matched memories and the first PINNED_LIMIT pinned ones of ``pool``, in one query."""
+    matched = Memory.objects.filter(pk__in=list(match_ids)).values_list(*_RECALLED_COLUMNS)
+    pinned = pool.filter(pinned=True).order_by("id").values_list(*_RECALLED_COLUMNS)
+    # UNION ALL, not UNION: a pinned match comes twice, cheaper to drop here than to compare
+    # every column of every row in the database.
+    rows = {row[0]: row for row in matched.union(pinned[:PINNED_LIMIT], all=True)}
+    return [RecalledMemory(*row) for row in rows.values()]
+
+
+def render(sections: dict[str, list[RecalledMemory]], fmt: str) -> str:
+    """The prompt block for the memories of each scope ("" when there are none)."""
+    filled = [(scope, sections.get(scope, [])) for scope in SCOPES if sections.get(scope)]
+    if not filled:
+        return ""
+    if fmt == "json":
+        return json.dumps(
+            {
+                scope: [{"kind": m.kind, "content": one_line(m.content)} for m in memories]
+                for scope, memories in filled
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+    if fmt == "xml":
+        blocks = []
+        for scope, memories in filled:
+            lines = "\n".join(f"- [{m.kind}] {escape(one_line(m.content))}" for m in memories)
+            blocks.append(f"<{XML_TAGS[scope]}>\n{lines}\n</{XML_TAGS[scope]}>")
+        return "\n".join(blocks) + "\n"
+    parts = ["## Memory"]
+    for scope, memories in filled:
+        parts.append(f"\n### {MARKDOWN_TITLES[scope]}")
+        parts.extend(f"- {one_line(m.content)}" for m in memories)
+    return "\n".join(parts) + "\n"
+
+
+def memory_tokens(memory: RecalledMemory) -> int:
+    return estimate_tokens(f"- {one_line(memory.content)}\n")
+
+
+def block_order(memory: RecalledMemory) -> tuple[int, int, int]:
+    return (0 if memory.pinned else 1, KIND_ORDER.get(memory.kind, len(KIND_ORDER)), memory.pk)
+
+
+@dataclass
+class PreviewRequest:
+    message: str
+    recent_messages: Sequence[str] = ()
+    conversation: Conversation | None = None
+    project: Project | None = None
+    temporary: bool = False
+    budget: int = DEFAULT_TOTAL_BUDGET
+    scope_budgets: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_BUDGETS))
+    fmt: str = "markdown"
+    limit: int = 50
+    min_score: float = 0.0
+    dry_run: bool = False
+    as_of: datetime | None = None
+
+    @property
+    def depth(self) -> int:
+        """How many hits each search (keyword, vector) contributes."""
+        return max(self.limit, 40)
+
+    @property
+    def query(self) -> str:
+        recent = [text for text in self.recent_messages if text.strip()][-RECENT_MESSAGES:]
+        return "\n".join([*recent, self.message])
+
+
+def _entry(item: ScoredMemory[RecalledMemory], tokens: int) -> dict[str, Any]:
+    memory = item.memory
+    return {
+        "id": memory.pk,
+        "kind": memory.kind,
+        "scope": memory.scope,
+        "project_id": memory.project_id,
+        "pinned": memory.pinned,
+        "content": memory.content,
+        "score": item.score,
+        "score_parts": item.parts,
+        "tokens": tokens,
+    }
+
+
+def _empty(request: PreviewRequest, *, enabled: bool, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "enabled": enabled,
+        "reason": reason,
+        "message": message,
+        "format": request.fmt,
+        "block": "",
+        "hash": hashlib.sha256(b"").hexdigest(),
+        "memories": [],
+        "dropped": [],
+        "tokens": {**dict.fromkeys(SCOPES, 0), "total": 0},
+        "budget": {"total": request.budget, **request.scope_budgets},
+        "degraded": None,
+        "dry_run": request.dry_run,
+        "timing_ms": {},
+    }
+
+
+def _select(
+    ranked: list[ScoredMemory[RecalledMemory]], request: PreviewRequest
+) -> tuple[dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]], list[dict[str, Any]]]:
+    """Apply the limit, then each scope's budget, then the total budget (trim order)."""
+    chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]] = {
+        scope: [] for scope in SCOPES
+    }
+    dropped: list[dict[str, Any]] = []
+    used = dict.fromkeys(chosen, 0)
+    for position, item in enumerate(ranked):
+        tokens = memory_tokens(item.memory)
+        scope = item.memory.scope
+        if position >= request.limit:
+            dropped.append({**_entry(item, tokens), "reason": "limit"})
+        elif used[scope] + tokens > request.scope_budgets[scope]:
+            dropped.append({**_entry(item, tokens), "reason": "scope_budget"})
+        else:
+            chosen[scope].append((item, tokens))
+            used[scope] += tokens
+    for scope in TRIM_ORDER:
+        while (
+            chosen[scope] and estimate_tokens(_render_chosen(chosen, request.fmt)) > request.budget
+        ):
+            item, tokens = chosen[scope].pop()
+            dropped.append({**_entry(item, tokens), "reason": "total_budget"})
+    return chosen, dropped
+
+
+def _render_chosen(
+    chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]], fmt: str
+) -> str:
+    return render(
+        {
+            scope: sorted((item.memory for item, _tokens in items), key=block_order)
+            for scope, items in chosen.items()
+        },
+        fmt,
+    )
+
+
+def record_access(
+    *,
+    user: User,
+    memory_ids: list[int],
+    api_token: ApiToken | None,
+    client: str,
+    conversation: Conversation | None,
+    block_hash: str,
+) -> None:
+    """The access log row of a preview, and its memories' use (``count_use``).
+
+    Bookkeeping: written without waiting for the disk (unless the caller runs
+    inside its own transaction), so a crash may lose the last fraction of a
+    second of it, never anything a user wrote. The preview runs this after it
+    has answered (side_connections.after).
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        _commit_without_waiting()
+        AccessLog.objects.create(
+            user=user,
+            api_token=api_token,
+            client=client[:100],
+            conversation=conversation,
+            memory_ids=memory_ids,
+            block_hash=block_hash,
+            created_at=now,
+        )
+    count_use(memory_ids, now)
+
+
+# Uses counted but not yet written: {memory id: (uses, last used)}.
+_uses: dict[int, tuple[int, datetime]] = {}
+_uses_lock = threading.Lock()
+_uses_flush_queued = False
+
+_COUNT_USES_SQL = f"""
+UPDATE {Memory._meta.db_table} m
+SET access_count = m.access_count + v.uses,
+    last_accessed_at = GREATEST(m.last_accessed_at, v.last_used)
+FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS v(id, uses, last_used)
+WHERE m.id = v.id
+"""
+
+
+def count_use(memory_ids: Sequence[int], now: datetime) -> None:
+    """Add one use at ``now`` to each memory.
+
+    Inside a transaction at once. Otherwise the uses are gathered, and one
+    flush per process on a side connection writes them, all those gathered
+    while its last statement ran in the next: concurrent previews inject the
+    same memories (pinned ones always), and an UPDATE each would queue on
+    those rows' locks.
+    """
+    if connection.in_atomic_block:
+        _write_uses({memory_id: (1, now) for memory_id in memory_ids})
+        return
+    global _uses_flush_queued
+    with _uses_lock:
+        for memory_id in memory_ids:
+            uses, _last_used = _uses.get(memory_id, (0, now))
+            _uses[memory_id] = (uses + 1, now)
+        if _uses_flush_queued:
+            return
+        _uses_flush_queued = True
+    side_connections.after(_flush_uses)
+
+
+def _flush_uses() -> None:
+    """Write the uses gathered, and those gathered meanwhile, until none are left: one
+    flush at a time per process."""
+    global _uses_flush_queued
+    try:
+        while True:
+            with _uses_lock:
+                uses = dict(_uses)
+                _uses.clear()
+                if not uses:
+                    _uses_flush_queued = False
+                    return
+            with transaction.atomic():
+                _commit_without_waiting()
+                _write_uses(uses)
+    except BaseException:
+        with _uses_lock:
+            _uses_flush_queued = False
+        raise
+
+
+def _write_uses(uses: dict[int, tuple[int, datetime]]) -> None:
+    # In id order: two writers lock shared rows in the same order, so neither deadlocks.
+    ids = sorted(uses)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _COUNT_USES_SQL,
+            [ids, [uses[pk][0] for pk in ids], [uses[pk][1] for pk in ids]],
+        )
+
+
+def _commit_without_waiting() -> None:
+    """The transaction just opened does not wait for the disk to commit, unless it is part of
+    a caller's."""
+    if len(connection.atomic_blocks) == 1:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
+
+
+def injection_preview(
+    user: User,
+    request: PreviewRequest,
+    *,
+    api_token: ApiToken | None = None,
+    client: str = "",
+) -> dict[str, Any]:
+    """Build the prompt block for ``request`` and say how it was chosen."""
+    started = time.perf_counter()
+    preview = _build(user, request, api_token=api_token, client=client)
+    preview["timing_ms"]["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    return preview
+
+
+def _build(
+    user: User, request: PreviewRequest, *, api_token: ApiToken | None, client: str
+) -> dict[str, Any]:
+    if not MemorySettings.for_user(user).memory_enabled:
+        return _empty(
+            request,
+            enabled=False,
+            reason="memory_disabled",
+            message="Memory is off for this user; turn it on at /settings/memories.",
+        )
+    if request.temporary or (request.conversation is not None and request.conversation.temporary):
+        return _empty(
+            request,
+            enabled=True,
+            reason="temporary_conversation",
+            message="This is a temporary (private) conversation: no memory is injected.",
+        )
+    project_ids = member_project_ids(user)
+    pool = chat_pool(
+        user,
+        project=request.project,
+        conversation=request.conversation,
+        as_of=request.as_of,
+        project_ids=project_ids,
+    )
+    access = access_lexemes(user, project_ids)
+    # The pool's projects: the one the chat names, if any.
+    buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
+    ranking = rank(pool, request.query, depth=request.depth, access=access, buckets=buckets)
+    now = request.as_of or timezone.now()
+    ranked = [
+        item
+        for item in scored(load_candidates(pool, ranking.matches), ranking.matches, now)
+        if item.memory.pinned or item.score >= request.min_score
+    ]
+    ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))
+    chosen, dropped = _select(ranked, request)
+    block = _render_chosen(chosen, request.fmt)
+    block_hash = hashlib.sha256(block.encode()).hexdigest()
+    selected = [
+        _entry(item, tokens)
+        for scope in SCOPES
+        for item, tokens in sorted(chosen[scope], key=lambda pair: block_order(pair[0].memory))
+    ]
+    if selected and not request.dry_run:
+        # Bookkeeping: the answer does not wait for it.
+        side_connections.after(
+            record_access,
+            user=user,
+            memory_ids=[entry["id"] for entry in selected],
+            api_token=api_token,
+            client=client,
+            conversation=request.conversation,
+            block_hash=block_hash,
+        )
+    return {
+        "enabled": True,
+        "reason": None,
+        "message": "",
+        "format": request.fmt,
+        "block": block,
+        "hash": block_hash,
+        "memories": selected,
+        "dropped": dropped,
+        "tokens": {
+            **{scope: sum(tokens for _item, tokens in items) for scope, items in chosen.items()},
+            "total": estimate_tokens(block),
+        },
+        "budget": {"total": request.budget, **request.scope_budgets},
+        "degraded": ranking.degraded.as_dict() if ranking.degraded else None,
+        "dry_run": request.dry_run,
+        "timing_ms": dict(ranking.timings_ms),
+    }
