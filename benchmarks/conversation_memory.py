@@ -296,6 +296,7 @@ class ExtractionFigures:
     evidence_turns: int = 0
     covered_turns: int = 0
     unread: int = 0
+    unread_turns: list[str] = field(default_factory=list)  # dia_ids, for the reader
     secrets: int = 0
     secret_kinds: Counter[str] = field(default_factory=Counter)
     runs: Counter[str] = field(default_factory=Counter)
@@ -376,11 +377,14 @@ def extraction_figures(ingested: Ingested) -> ExtractionFigures:
         if first is not None and last is not None
     ]
     positions = Message.objects.filter(conversation_id=ingested.conversation_id).values_list(
-        "position", flat=True
+        "position", "external_id"
     )
-    figures.unread = sum(
-        1 for p in positions if not any(first <= p <= last for first, last in windows)
-    )
+    figures.unread_turns = [
+        external_id
+        for p, external_id in positions
+        if not any(first <= p <= last for first, last in windows)
+    ]
+    figures.unread = len(figures.unread_turns)
     return figures
 
 
@@ -611,6 +615,13 @@ def run(args: argparse.Namespace) -> None:
             figures = extraction_figures(ingested)
             totals.add(figures)
             print(figures.line(sample.sample_id))
+            unknown = sorted(
+                {d for q in sample.questions for d in q.evidence} - set(ingested.message_ids)
+            )
+            if figures.unread_turns:
+                print(f"{'':<10} never read by extraction: {', '.join(figures.unread_turns)}")
+            if unknown:
+                print(f"{'':<10} evidence naming no turn (left out): {', '.join(unknown)}")
             if figures.secrets:
                 print(f"{'':<10} secret kinds stored: {dict(figures.secret_kinds)}")
             questions = spread(sample.questions, args.questions_per_conversation)
@@ -623,6 +634,8 @@ def run(args: argparse.Namespace) -> None:
                 recall(ingested, questions, MODES[0], oracle_scores, [], api=api, sources=sources)
 
     print(totals.line("total"))
+    if totals.unread or totals.secrets:
+        print(f"{'':<10} WARNING: unread messages and secrets stored must both be 0")
     if totals.secret_kinds:
         print(f"{'':<10} secret kinds stored: {dict(totals.secret_kinds)}")
     print(
