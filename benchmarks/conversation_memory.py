@@ -260,7 +260,7 @@ class Ingested:
 
 def ingest(sample: Sample, index: int, capabilities: Capabilities | None) -> Ingested:
     from accounts.models import MemorySettings
-    from memoryapp.models import Message
+    from conversations.models import Message
     from tests.conftest import make_user
 
     user = make_user(f"locomo{index}@example.com")
@@ -330,7 +330,7 @@ class ExtractionFigures:
 
 def memory_sources(user: Any) -> dict[int, list[int]]:
     """Each of the user's memories' evidence message ids."""
-    from memoryapp.models import Memory
+    from memories.models import Memory
 
     sources: dict[int, list[int]] = {}
     for pk, evidence in Memory.objects.filter(owner=user).values_list("pk", "evidence"):
@@ -343,8 +343,9 @@ def memory_sources(user: Any) -> dict[int, list[int]]:
 
 
 def extraction_figures(ingested: Ingested) -> ExtractionFigures:
-    from memoryapp.extraction.sensitive import contains_sensitive, sensitive_kinds
-    from memoryapp.models import ExtractionRun, Memory, Message, RunStatus
+    from conversations.extraction.sensitive import contains_sensitive, sensitive_kinds
+    from conversations.models import ExtractionRun, Message, RunStatus
+    from memories.models import Memory
 
     figures = ExtractionFigures(seconds=ingested.seconds)
     figures.messages = len(ingested.message_ids)
@@ -507,7 +508,7 @@ def recall(
 
 def tokenizer() -> Callable[[str], list[str]]:
     """The app's full-text terms: lower-cased words, CJK character bigrams."""
-    from memoryapp.textsearch import terms
+    from memories.textsearch import terms
 
     return terms
 
@@ -561,7 +562,7 @@ def bm25_recall(ingested: Ingested, questions: list[Question], scores: Scores) -
 def oracle_user(ingested: Ingested, index: int) -> tuple[Api, dict[int, list[int]]]:
     """A second user whose memories are the conversation's raw turns, one each."""
     from accounts.models import MemorySettings
-    from memoryapp import services
+    from memories import services
     from tests.conftest import make_user
 
     user = make_user(f"oracle{index}@example.com")
@@ -691,7 +692,7 @@ def main() -> None:
             run(args)
         finally:
             # The previews' bookkeeping threads hold connections to the throw-away database.
-            from memoryapp import side_connections
+            from memories import side_connections
 
             side_connections.finish()
 
