@@ -12,9 +12,10 @@ run: $(VENV)/.installed
 	DEBUG=true $(BIN)/python manage.py serve
 
 test: $(VENV)/.installed browser
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest
 
-# Lint and type checks, then the tests.
+# Lint and type checks, then the tests (which start with the import contracts).
 check: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
