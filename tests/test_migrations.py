@@ -10,10 +10,11 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-# The last migrations of the single-app layout.
+# The last migrations of the single-app layout...
+OLD_LEAVES = [("memoryapp", "0009_memory_fillfactor_50"), ("accounts", "0001_initial")]
+# ...and the apps the move created, unapplied.
 BEFORE_THE_MOVE: list[tuple[str, str | None]] = [
-    ("memoryapp", "0009_memory_fillfactor_50"),
-    ("accounts", "0001_initial"),
+    *OLD_LEAVES,
     ("teams", None),
     ("conversations", None),
     ("recall", None),
@@ -117,7 +118,7 @@ def test_the_old_layout_migrates_to_apps_by_area_keeping_every_row() -> None:
     latest = executor.loader.graph.leaf_nodes()
     executor.migrate(BEFORE_THE_MOVE)
     executor.loader.build_graph()
-    _fill_old_layout(executor.loader.project_state(BEFORE_THE_MOVE[:2]).apps)
+    _fill_old_layout(executor.loader.project_state(OLD_LEAVES).apps)
     before = _counts()
     assert all(before.values()), before
 
