@@ -31,8 +31,8 @@ MATCHES = [
      "The deploy failed because the migration locked the table; need to run it concurrently", "", ""),
     ("部署失败是因为缺少环境变量，需要先配置 .env", "lesson", "部署失败是因为缺少环境变量，需要先配置 .env", "", ""),
     ("需要先安装 GDAL 才能导入 shapefile", "lesson", "需要安装 GDAL 才能导入 shapefile", "", ""),
-    ("I plan to learn Rust this year", "goal", "Plans to learn Rust this year", "", ""),
-    ("我计划下个月学习 Rust", "goal", "计划下个月学习 Rust", "", ""),
+    ("I plan to learn Rust this year", "goal", "Plans to learn Rust this year", "plan:learn rust", "learn rust this year"),
+    ("我计划下个月学习 Rust", "goal", "计划下个月学习 Rust", "plan:学习 rust", "下个月学习 rust"),
 ]  # fmt: skip
 
 NOT_MEMORIES = [
