@@ -539,6 +539,8 @@ def _third_person_start(text: str, speaker: str) -> str:
         elif text.startswith("我"):
             text = text[1:]
         return speaker + text if speaker else text
+    if text[:3].lower() == "my ":
+        return f"{speaker}'s {text[3:]}" if speaker else text[3:]
     match = _USER_SUBJECT_EN.match(text)
     if match is None:
         return text
@@ -548,17 +550,62 @@ def _third_person_start(text: str, speaker: str) -> str:
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
 
 
+_SMALL_TALK = re.compile(
+    r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
+    r"|天气|你好|早上好|晚安|在吗",
+    re.IGNORECASE,
+)
+_OTHERS_TASTES = re.compile(
+    rf"^(?:my|our) {_REL}(?: (?-i:[A-Z])\w+)? (?:prefers|likes|loves|uses|hates|thinks|wants)\b"
+    rf"|^我的?{_CJK_REL}(?:喜欢|觉得|想|偏好|讨厌)",
+    re.IGNORECASE,
+)
+# A sentence without a subject that starts with what happened: "Watched a documentary ...".
+_IMPLICIT_I = re.compile(rf"^(?:just |finally |also |then )?{_PAST}\b", re.IGNORECASE)
+_COMMON_STARTS_TEXT = (
+    "the this that these those it its it's she he they them their there here we you your a an "
+    "but and so yes no ok okay not what when where which who how why all some any every each "
+    "one if then also just still really very maybe perhaps probably honestly anyway well oh "
+    "amazing brilliant perfect great good nice cool lovely awesome sure thanks thank sorry "
+    "exactly absolutely definitely totally true right wow haha lol hey hi hello"
+)
+_COMMON_STARTS = frozenset(_COMMON_STARTS_TEXT.split(" "))
+_START_WORD = re.compile(r"^((?-i:[A-Z])[\w-]+)(?:'s)?\b")
+
+
+def _strong(text: str, dated: Dated, reference: date | None) -> bool:
+    """A date other than today, an amount, or a name: something a question could ask for."""
+    if dated.date is not None and not (dated.granularity == "day" and dated.date == reference):
+        return True
+    if _SUBSTANCE.search(text):
+        return True
+    start = _START_WORD.match(text)
+    return bool(start and start.group(1).lower() not in _COMMON_STARTS)
+
+
 def _fallback(
-    sentence: str, dated: Dated, *, message_ids: list[int], speaker: str
+    sentence: str,
+    dated: Dated,
+    *,
+    message_ids: list[int],
+    speaker: str,
+    reference: date | None,
 ) -> Candidate | None:
+    """A statement no rule reads, kept as said when it holds something checkable."""
     text = _DISCOURSE.sub("", dated.text).strip()
-    if len(text) < 8 or _NOT_A_FACT.search(text) or not _FIRST_PERSON.search(text):
+    if _NOT_A_FACT.search(text) or _SMALL_TALK.search(text) or _OTHERS_TASTES.match(text):
         return None
-    if _ABOUT_OTHERS.match(text):
-        # "My colleague prefers Emacs" says nothing about the speaker.
-        return None
-    if dated.date is None and not _SUBSTANCE.search(text):
-        return None
+    if _CJK.search(text):
+        if len(text) < 6:
+            return None
+        if not (_strong(text, dated, reference) or re.search(r"了|过|已经|我", text)):
+            return None
+    else:
+        if len(text.split()) < 3:
+            return None
+        personal = _FIRST_PERSON.search(text) or _IMPLICIT_I.match(text)
+        if not _strong(text, dated, reference) and not (personal and dated.date):
+            return None
     content = _third_person_start(text, speaker)
     content = clean_content(content)[:MAX_CONTENT_CHARS]
     if speaker and not content.startswith(speaker):
@@ -603,7 +650,10 @@ def sentence_candidates(
         candidate.event_date = dated.date
         candidates.append(candidate)
     if not candidates:
-        fallback = _fallback(sentence, dated, message_ids=message_ids, speaker=speaker)
+        reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
+        fallback = _fallback(
+            sentence, dated, message_ids=message_ids, speaker=speaker, reference=reference
+        )
         if fallback is not None:
             candidates.append(fallback)
     return candidates
