@@ -81,3 +81,9 @@ def test_numbers_and_months() -> None:
     ]
     assert add_months(date(2024, 1, 31), -1) == date(2023, 12, 1)
     assert add_months(date(2023, 11, 30), 3) == date(2024, 2, 1)
+
+
+def test_a_day_of_the_month_alone_follows_the_tense() -> None:
+    assert resolve("Her op is on the 21st", date(2024, 3, 9)).text == "Her op is on 21 March 2024"
+    assert resolve("She moved in on the 28th", date(2024, 3, 9)).date == date(2024, 2, 28)
+    assert resolve("I start on the 3rd", date(2024, 12, 20)).date == date(2025, 1, 3)

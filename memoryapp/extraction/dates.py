@@ -11,7 +11,7 @@ Weekdays: "last Saturday" is the most recent Saturday before the day said;
 "next Monday" and 下周一 the Monday of next week; "on Sunday" the most recent
 past Sunday when the sentence speaks of the past, else the coming one. A day
 or month without a year ("on 6 March", "4月18号") takes the year that puts it
-on the side of the reference the tense says, or the nearest one.
+nearest the reference (tense misleads here: "I signed up for the race in May").
 """
 
 from __future__ import annotations
@@ -141,6 +141,7 @@ _EXPRESSIONS: list[tuple[str, re.Pattern[str]]] = [
         ("day_month", rf"\b(?:on )?(?:the )?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH}(?:,? (?P<year>(?:19|20)\d\d))?\b"),
         ("month_day", rf"\b(?:on )?{_MONTH} (?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:,? (?P<year>(?:19|20)\d\d))?\b"),
         ("month", rf"\b(?P<prep>in|since|from|by|until|till|before|after|of|last|this|next|early|late|mid|end of) {_MONTH}(?: (?P<year>(?:19|20)\d\d))?\b"),
+        ("dom", r"\b(?:on )?the (?P<day>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?! of)"),
         ("year", r"\b(?P<prep>in|since|from|by|until|till|before|after|back in|around) (?P<year>(?:19|20)\d\d)\b"),
         ("cjk_full", r"(?:(?P<year>(?:19|20)\d\d)年|(?P<rel>去年|今年|明年|前年))?(?P<month>\d{1,2}|[一二三四五六七八九十]{1,2})月(?P<day>\d{1,2}|[一二三四五六七八九十]{1,3})[日号]"),
         ("cjk_month", r"(?:(?P<year>(?:19|20)\d\d)年|(?P<rel>去年|今年|明年|前年))?(?<![\d个])(?P<month>\d{1,2}|十[一二]|[一二三四五六七八九十])月(?:份)?(?![\d一二三四五六七八九十日号])"),
@@ -249,17 +250,15 @@ def _resolve_one(
         if groups.get("year"):
             found = _safe_date(int(groups["year"]), month, int(groups["day"]))
         else:
-            found = _with_year(reference, month, int(groups["day"]), when)
+            # Past verbs come with future dates too ("signed up for the race on 12 May").
+            found = _with_year(reference, month, int(groups["day"]), 0)
         return (found, DAY) if found else None
     if name == "month":
         month = MONTHS.index(groups["month"]) + 1
         if groups.get("year"):
             return date(int(groups["year"]), month, 1), MONTH
         prep = groups["prep"].lower()
-        if prep == "last":
-            when = -1
-        elif prep == "next":
-            when = 1
+        when = -1 if prep == "last" else 1 if prep == "next" else 0
         found = _with_year(reference.replace(day=1), month, 1, when)
         return (found, MONTH) if found else None
     if name in ("year", "cjk_year"):
@@ -296,9 +295,9 @@ def _resolve_one(
             found = _safe_date(reference.year + _CJK_YEARS[groups["rel"]], numbered, day)
         else:
             base = reference if name == "cjk_full" else reference.replace(day=1)
-            found = _with_year(base, numbered, day, when)
+            found = _with_year(base, numbered, day, 0)
         return (found, DAY if name == "cjk_full" else MONTH) if found else None
-    if name == "cjk_dom":
+    if name in ("cjk_dom", "dom"):
         day = int(groups["day"])
         this_month = _safe_date(reference.year, reference.month, day)
         if this_month is None:

@@ -30,6 +30,7 @@ _END = (
     r"|\s+(?:-|–|—)\s+|[.!?](?:\s|$)|因为|但是|所以|$))"
 )
 _CJK_END = r"(?=[，,；;：:（(]|因为|但是|所以|不过|$)"
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _NAME = r"(?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*"
 _REL = (
     r"(?:(?:older |younger |big |little |baby |twin |best |oldest |youngest )?"
@@ -158,7 +159,7 @@ RULES: list[Rule] = [
           "{Who} {verb} {value}"),
     # Relationships and pets
     _rule(F, r"\bmy (?P<rel>{_REL})(?:,? (?P<name>(?-i:[A-Z])[\w'-]+),?)?(?P<rest> (?!(?:prefers|likes|loves|uses|hates|thinks|wants|said|says)\b)(?:is|was|has|had|works|lives|got|just|also|moved|started|can't|doesn't|didn't|will|(?:[a-z]+ed)|(?:[a-z]{3,}s))\b.*?)END",
-          "{Rel}[ {name}]{rest}", possessive=True),
+          "{Rel}[ {name}] {rest}", possessive=True),
     _rule(F, r"\bI have (?P<value>(?:a|an|one|two|three|four|five|\d) (?:(?:little|older|younger|big|baby|twin|teenage|grown-up|new) )?(?:sisters?|brothers?|kids|children|sons?|daughters?|child|grandchildren|dogs?|cats?|pets?|rabbits?|hamsters?|birds?|horses?))(?: (?:named|called) (?P<name>{_NAME}(?:(?:,| and) {_NAME})*))?",
           "Has {value}[ named {name}]"),
     _rule(F, r"\bI(?:'ve| have)? (?:just |finally )?(?P<verb>adopted|got|bought|rescued) (?P<article>a|an) (?P<value>(?:[\w-]+ ){0,3}?(?:dog|cat|puppy|kitten|rabbit|hamster|parrot|horse|lurcher|labrador|terrier|spaniel|corgi|pet))(?:[,!]? (?:named|called) (?P<name>(?-i:[A-Z])\w+))?",
@@ -192,16 +193,16 @@ RULES: list[Rule] = [
     _rule(G, r"\bI want to (?P<verb>learn|master|get better at) (?P<value>.+?)END", "Wants to {verb} {value}"),
     # Likes
     _rule(P, r"\bI(?: really| absolutely| just| actually| also| still| totally)? (?P<verb>love|enjoy|like|adore)(?! (?:it|that|this|them|you|to|the idea|how|what|when)\b)(?P<value> .+?)END",
-          "{Verb}s{value}", subject="likes"),
+          "{Verb}s {value}", subject="likes"),
     _rule(P, r"\bI(?: really| absolutely)? (?:hate|can't stand|loathe) (?P<value>.+?)END", "Dislikes {value}", subject="likes", negative=True),
     _rule(P, r"\bI(?:'m| am) (?:really |so |totally )?(?:into|obsessed with|a (?:big |huge )?fan of) (?P<value>.+?)END", "Is into {value}", subject="likes"),
     # Events, activities and durations
-    _rule(F, r"\bI(?:'ve| have) been (?P<verb>\w+ing)(?P<rest> .+?)END", "Has been {verb}{rest}"),
+    _rule(F, r"\bI(?:'ve| have) been (?P<verb>\w+ing)(?P<rest> .+?)END", "Has been {verb} {rest}"),
     _rule(F, r"\bI(?:'ve| have) (?:just |finally |already |recently |also |now |officially )?(?P<verb>{_PAST}|been|gotten|done|begun|taken|written|seen|given|made|found|run|won|lost|bought|sold|got)\b(?P<rest> .+?)?END",
-          "Has {verb}[{rest}]"),
-    _rule(F, r"\bI (?:just |finally |recently |also |actually |even |then |already |officially |eventually )?(?P<verb>{_PAST})\b(?P<rest> .+?)?END", "{Verb}[{rest}]"),
+          "Has {verb}[ {rest}]"),
+    _rule(F, r"\bI (?:just |finally |recently |also |actually |even |then |already |officially |eventually )?(?P<verb>{_PAST})\b(?P<rest> .+?)?END", "{Verb}[ {rest}]"),
     _rule(F, r"\bwe (?:just |finally |also |actually |even |then |already |officially )?(?P<verb>went|visited|bought|signed|booked|had|spent|took|drove|flew|travelled|traveled|adopted|sold|moved|got|did|met|celebrated|married|split|lost|won|finished|started|launched|sold)\b(?P<rest> .+?)?END",
-          "{Verb}[{rest}]"),
+          "{Verb}[ {rest}]"),
     # Preferences (Chinese)
     _rule(P, r"我(?:现在|如今|最近|还是)?(?:比较|更|很|一直|通常|平时|真的|特别|非常)*(?P<verb>喜欢|偏好|偏爱|倾向于?)(?P<value>.+?)(?:(?:而不是|而非|胜过|多过)(?P<other>.+?))?CJK$",
           "{verb}{value}[而不是{other}]", subject="preference"),
@@ -362,6 +363,15 @@ _TIME_WORDS = re.compile(
 )
 
 
+# Only rules in the sentence's script are tried: half the work for each sentence.
+def _is_cjk_rule(rule: Rule) -> bool:
+    return bool(_CJK.search(rule.pattern.pattern.replace(_END, "").replace(_CJK_END, "")))
+
+
+_CJK_RULES = [rule for rule in RULES if _is_cjk_rule(rule)]
+_LATIN_RULES = [rule for rule in RULES if not _is_cjk_rule(rule)]
+
+
 def _passes(rule: Rule, groups: dict[str, str]) -> bool:
     value = groups.get("value", "")
     if rule.check == "place":
@@ -379,7 +389,7 @@ def _matches(sentence: str, *, first_only: bool = False) -> list[tuple[Rule, dic
         return []
     found: list[tuple[Rule, dict[str, str]]] = []
     taken: list[tuple[int, int]] = []
-    for rule in RULES:
+    for rule in _CJK_RULES if _CJK.search(sentence) else _LATIN_RULES:
         for match in rule.pattern.finditer(sentence):
             start, end = match.span()
             if any(start < e and s < end for s, e in taken):
@@ -430,7 +440,6 @@ def clean_content(content: str) -> str:
     return content[:1].upper() + content[1:]
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _STARTS_WITH_VERB = re.compile(
     r"^(?:is|has|had|was|lives|works|moved|grew|got|went|prefers|plans|no longer|decided|"
     r"always|never|does|did|loves|likes|enjoys|adores|dislikes|allergic|cannot|name|wants|"
@@ -514,6 +523,8 @@ _SUBSTANCE = re.compile(
 _NOT_A_FACT = re.compile(
     r"^(?:I (?:think|guess|wonder|mean|know|see|agree|hope|suppose|feel like|bet|doubt|"
     r"can't believe|don't know)|I'd (?:love|like)|let me|let's|you\b|thank|sorry|haha|lol|"
+    r"(?:tell|give|go|don't|do|get|check|make sure|remember|have|take|keep|call|ask|send|say|"
+    r"enjoy|good luck|congrats|congratulations|well done|happy)\b|"
     r"我(?:觉得|想问|是说|知道|也不知道|不知道)|你|谢谢|哈哈)|(?:再说|再看|再聊|聊聊|看看吧)",
     re.IGNORECASE,
 )
@@ -526,7 +537,7 @@ _DISCOURSE = re.compile(
     re.IGNORECASE,
 )
 _ABOUT_OTHERS = re.compile(rf"^(?:my|our) {_REL}\b|^我的?{_CJK_REL}", re.IGNORECASE)
-_USER_SUBJECT_EN = re.compile(r"^(?:I|I'm|I am|I've|I have)\b\s*")
+_USER_SUBJECT_EN = re.compile(r"^(?:I'm|I am|I've|I have|I)\b\s*")
 
 
 def _third_person_start(text: str, speaker: str) -> str:
@@ -580,7 +591,10 @@ def _strong(text: str, dated: Dated, reference: date | None) -> bool:
     if _SUBSTANCE.search(text):
         return True
     start = _START_WORD.match(text)
-    return bool(start and start.group(1).lower() not in _COMMON_STARTS)
+    if start is None or start.group(1).lower() in _COMMON_STARTS:
+        return False
+    # A capital at the start is a name only when it is one's ("Owen's dad") or not English.
+    return start.group(0).endswith("'s") or not start.group(1).isascii()
 
 
 def _fallback(
@@ -607,6 +621,8 @@ def _fallback(
         if not _strong(text, dated, reference) and not (personal and dated.date):
             return None
     content = _third_person_start(text, speaker)
+    if speaker and _IMPLICIT_I.match(content):
+        content = f"{speaker} {content[:1].lower()}{content[1:]}"
     content = clean_content(content)[:MAX_CONTENT_CHARS]
     if speaker and not content.startswith(speaker):
         content = f"{speaker}: {content}"
@@ -701,12 +717,13 @@ def _recommendation(text: str, choice: str) -> str:
             if int(number_text) == wanted:
                 return clean_value(option)
     for sentence in sentences(text):
+        if sentence.endswith(("?", "？")):
+            continue
         for pattern in _RECOMMENDS:
             match = pattern.search(sentence)
             if match is not None:
                 return clean_value(match.group("v"))
-    parts = sentences(text)
-    return clean_value(parts[0]) if parts else ""
+    return ""
 
 
 def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidate | None:
@@ -714,7 +731,7 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
     if not _ACCEPTS.search(user.content.strip()):
         return None
     recommendation = _recommendation(assistant.content, user.content)
-    if len(recommendation) < 4:
+    if len(recommendation.split()) < 2 and len(recommendation) < 6:
         return None
     recommendation = clean_content(resolve(recommendation, assistant.sent_at).text)
     recommendation = recommendation[:1].lower() + recommendation[1:]
