@@ -130,7 +130,6 @@ RULES: list[Rule] = [
     _rule(P, r"\bI (?:don't|do not) (?:like|want to use|use) (?P<value>.+?)END", "Does not like {value}", subject="preference", negative=True),
     _rule(P, r"^(?:please )?(?:don't|do not) (?P<verb>use|add|write|include|put) (?P<value>.+?)END", "Do not {verb} {value}", subject="preference", negative=True),
     _rule(P, r"\bmy (?:favou?rite|preferred|go-to) (?P<what>[\w .+#-]{2,30}?) is (?P<value>.+?)END", "Favourite {what} is {value}", subject="preference"),
-    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]", subject="preference"),
     _rule(P, r"\b(?:reply|respond|answer|write|talk)(?: to me)? in (?P<value>English|Chinese|Mandarin)\b", "Prefers replies in {value}", subject="preference"),
     # Facts about the user
     _rule(F, r"\bI(?:'m| am) (?P<article>a|an|the) (?P<value>(?:[\w-]+ ){0,3}?(?:engineer|developer|programmer|designer|manager|scientist|student|researcher|analyst|surveyor|architect|teacher|consultant|writer|nurse|doctor|librarian|electrician|chef|cook|lawyer|accountant|mechanic|physio|physiotherapist|pharmacist|vet|officer|firefighter|baker|artist|photographer|musician|journalist|editor|translator|driver|pilot|plumber|carpenter|farmer|florist|lead|director|founder|owner|intern|assistant|lecturer|professor|midwife|paramedic|dentist|therapist|cleaner|barista|waiter|waitress|coach|trainer|mum|mom|dad|freelancer|retiree|novelist|author)s?)(?: (?:at|for|in) (?P<at>{_NAME}))?\b",
@@ -146,6 +145,7 @@ RULES: list[Rule] = [
     _rule(F, r"\bI (?:live|am based|'m based|am living|'m living) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI(?:'m| am) (?:originally )?from (?P<value>{_NAME})", "Is from {value}", subject="user:origin", fixed=True, check="place"),
     _rule(F, r"\bI grew up in (?P<value>{_NAME})", "Grew up in {value}", subject="user:origin", fixed=True, check="place"),
+    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]", subject="preference"),
     _rule(F, r"\bmy (?P<what>time ?zone|native language|first language|mother tongue) is (?P<value>.+?)END", "{What} is {value}", subject="user:", fixed=True),
     # Health
     _rule(F, r"\bI(?:'m| am) (?:severely |very |really |quite |a bit )?allergic to (?P<value>.+?)END", "Allergic to {value}", subject="allergy"),
@@ -213,7 +213,7 @@ RULES: list[Rule] = [
     _rule(P, r"(?:请|以后|今后)?(?:用|使用)(?P<value>中文|英文|英语)(?:回答|回复|交流)", "偏好用{value}回答", subject="preference"),
     _rule(P, r"^我(?:现在|已经)?(?:改用|换成|换用|切换到)了?(?P<value>.+?)CJK$", "现在改用{value}", subject="preference"),
     # Facts about the user (Chinese)
-    _rule(F, r"我是(?:一名|一个|一位|个)?(?P<value>[\u4e00-\u9fffA-Za-z ]{0,10}?(?:工程师|开发者|程序员|设计师|经理|学生|研究员|测量员|架构师|老师|教师|分析师))",
+    _rule(F, r"我是(?:一名|一个|一位|个)?(?P<value>[\u4e00-\u9fffA-Za-z ]{0,10}?(?:工程师|开发者|程序员|设计师|经理|学生|研究员|测量员|架构师|老师|教师|分析师|护士|医生|律师|会计|厨师|司机|编辑|记者|销售|班主任|公务员|研究生|博士生|本科生|研[一二三]|大[一二三四]|店主|老板|主管|组长))",
           "是{value}", subject="user:role", fixed=True),
     _rule(F, r"我在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?:工作|上班|任职)", "在{value}工作", subject="user:employer", fixed=True),
     _rule(F, r"我叫(?P<value>[\u4e00-\u9fffA-Za-z]{1,10})", "名字是{value}", subject="user:name", fixed=True),
@@ -243,9 +243,11 @@ RULES: list[Rule] = [
     _rule(G, r"^我们(?:计划|打算)(?P<value>.{2,}?)CJK$", "项目计划{value}", about_project=True, check="technical"),
     # Events, activities and durations (Chinese)
     _rule(F, r"我(?:们)?(?P<value>[\u4e00-\u9fffA-Za-z]{1,8}?(?:\d+|[一二两三四五六七八九十半]+)(?:个)?(?:年|月|天|周|星期|礼拜)了)", "{value}"),
-    _rule(F, r"我(?:们)?(?:刚|刚刚|已经|终于|也|还|今天|昨天|前天|上周|上个月|去年)?(?P<value>(?:去|参加|完成|做|买|报|开始|养|换|考|拿到|结束|辞|戒|学|订|签|看|办|卖|开|拿|收到|通过|考上|入职|回|到|接|生|见|搬|租|领|投|写|交|提|跑|参观|玩|吃|住|换成)了.{1,30}?)CJK$",
-          "{value}"),
+    _rule(F, r"(?:(?P<when>(?:\d{4}年)?\d{1,2}月(?:\d{1,2}日)?(?:那周)?)[，,]?)?我(?:们)?(?:刚|刚刚|已经|终于|也|还|今天|昨天|前天|上周|上个月|去年)?(?P<value>(?:去|参加|完成|做|买|报|开始|养|换|考|拿到|结束|辞|戒|学|订|签|看|办|卖|开|拿|收到|通过|考上|入职|回|到|接|生|见|搬|租|领|投|写|交|提|跑|参观|玩|吃|住|换成)了.{1,30}?)CJK$",
+          "[{when}]{value}"),
     # Facts about the project (Chinese)
+    _rule(F, r"(?:这个|我们的|本|该)?(?P<noun>项目|系统|应用|服务|网站|代码库)的(?P<what>[\u4e00-\u9fffA-Za-z ]{1,8}?)(?:是|为|叫|用的是|采用的是|采用|使用)(?P<value>.+?)CJK$",
+          "{noun}的{what}是{value}", subject="project", about_project=True),
     _rule(F, r"(?:这个|我们的|本|该)?(?P<noun>项目|系统|应用|服务|代码库|仓库)(?P<verb>使用|用的是|采用|基于|依赖|运行在|部署在)了?(?P<value>.+?)CJK$",
           "{noun}{verb}{value}", subject="project", about_project=True),
     _rule(F, r"^我们(?:现在|已经)?(?:从(?P<other>.+?))?(?:改用|换成|切换到|迁移到)了?(?P<value>.+?)CJK$", "项目改用{value}", subject="project", about_project=True),
@@ -306,13 +308,16 @@ def _fill(template: str, groups: dict[str, str]) -> str:
     return _spaced(_FIELD.sub(field, _OPTIONAL.sub(optional, template)))
 
 
-_CJK_THEN_LATIN = re.compile(r"([\u4e00-\u9fff])([A-Za-z0-9])")
-_LATIN_THEN_CJK = re.compile(r"([A-Za-z0-9])([\u4e00-\u9fff])")
+# Only words with a letter in them: "2023年5月" stays as Chinese writes it.
+_CJK_THEN_LATIN = re.compile(r"([\u4e00-\u9fff])(?=[0-9]*[A-Za-z])")
+_LATIN_THEN_CJK = re.compile(
+    r"((?<![A-Za-z0-9_.+#-])[A-Za-z0-9_.+#-]*[A-Za-z][A-Za-z0-9_.+#-]*)(?=[\u4e00-\u9fff])"
+)
 
 
 def _spaced(text: str) -> str:
     """A space between Chinese and Latin words, as Chinese typography sets them."""
-    return _LATIN_THEN_CJK.sub(r"\1 \2", _CJK_THEN_LATIN.sub(r"\1 \2", text))
+    return _LATIN_THEN_CJK.sub(r"\1 ", _CJK_THEN_LATIN.sub(r"\1 ", text))
 
 
 def normalise(value: str) -> str:
@@ -452,7 +457,7 @@ def _named(content: str, speaker: str, rule: Rule | None) -> str:
     """Another speaker's statement names them: "Mia went to ...", "Mia's sister ..."."""
     if not speaker:
         return content
-    if _CJK.search(content[:2]):
+    if _CJK.search(content):
         return speaker + content
     lowered = content[:1].lower() + content[1:]
     if (rule is not None and rule.possessive) or not _STARTS_WITH_VERB.match(content):
@@ -722,7 +727,10 @@ def _recommendation(text: str, choice: str) -> str:
         for pattern in _RECOMMENDS:
             match = pattern.search(sentence)
             if match is not None:
-                return clean_value(match.group("v"))
+                found = match.group("v")
+                if _CJK.search(found):
+                    found = re.split(r"[，,；;]", found)[0]
+                return clean_value(found)
     return ""
 
 
