@@ -160,7 +160,7 @@ RULES: list[Rule] = [
     # Relationships and pets
     _rule(F, r"\bmy (?P<rel>{_REL})(?:,? (?P<name>(?-i:[A-Z])[\w'-]+),?)?(?P<rest> (?!(?:prefers|likes|loves|uses|hates|thinks|wants|said|says)\b)(?:is|was|has|had|works|lives|got|just|also|moved|started|can't|doesn't|didn't|will|(?:[a-z]+ed)|(?:[a-z]{3,}s))\b.*?)END",
           "{Rel}[ {name}] {rest}", possessive=True),
-    _rule(F, r"\bI have (?P<value>(?:a|an|one|two|three|four|five|\d) (?:(?:little|older|younger|big|baby|twin|teenage|grown-up|new) )?(?:sisters?|brothers?|kids|children|sons?|daughters?|child|grandchildren|dogs?|cats?|pets?|rabbits?|hamsters?|birds?|horses?))(?: (?:named|called) (?P<name>{_NAME}(?:(?:,| and) {_NAME})*))?",
+    _rule(F, r"\bI have (?P<value>(?:a|an|one|two|three|four|five|\d) (?:(?:little|older|younger|big|baby|twin|teenage|grown-up|new) )?(?:sisters?|brothers?|kids|children|sons?|daughters?|child|grandchildren|dogs?|cats?|pets?|rabbits?|hamsters?|birds?|horses?))(?: (?:named|called) (?P<name>(?-i:[A-Z])[\w-]+(?:(?:,| and) (?!I\b)(?-i:[A-Z])[\w-]+)*))?",
           "Has {value}[ named {name}]"),
     _rule(F, r"\bI(?:'ve| have)? (?:just |finally )?(?P<verb>adopted|got|bought|rescued) (?P<article>a|an) (?P<value>(?:[\w-]+ ){0,3}?(?:dog|cat|puppy|kitten|rabbit|hamster|parrot|horse|lurcher|labrador|terrier|spaniel|corgi|pet))(?:[,!]? (?:named|called) (?P<name>(?-i:[A-Z])\w+))?",
           "{Verb} {article} {value}[ named {name}]"),
