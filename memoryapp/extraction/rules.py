@@ -375,6 +375,17 @@ def _is_cjk_rule(rule: Rule) -> bool:
 
 _CJK_RULES = [rule for rule in RULES if _is_cjk_rule(rule)]
 _LATIN_RULES = [rule for rule in RULES if not _is_cjk_rule(rule)]
+_FIRST_WORD = re.compile(r"^(?:\\b|\^)([A-Za-z]+)\b(?![?|)*+{])")
+_WORDS = re.compile(r"[a-z]+")
+
+
+def _gate(rule: Rule) -> str:
+    """A word every sentence the rule reads contains ("i" for "\\bI work at"), or ""."""
+    found = _FIRST_WORD.match(rule.pattern.pattern)
+    return found.group(1).lower() if found else ""
+
+
+_LATIN_GATED = [(_gate(rule), rule) for rule in _LATIN_RULES]
 
 
 def _passes(rule: Rule, groups: dict[str, str]) -> bool:
@@ -394,7 +405,12 @@ def _matches(sentence: str, *, first_only: bool = False) -> list[tuple[Rule, dic
         return []
     found: list[tuple[Rule, dict[str, str]]] = []
     taken: list[tuple[int, int]] = []
-    for rule in _CJK_RULES if _CJK.search(sentence) else _LATIN_RULES:
+    if _CJK.search(sentence):
+        rules = _CJK_RULES
+    else:
+        words = set(_WORDS.findall(sentence.lower()))
+        rules = [rule for gate, rule in _LATIN_GATED if not gate or gate in words]
+    for rule in rules:
         for match in rule.pattern.finditer(sentence):
             start, end = match.span()
             if any(start < e and s < end for s, e in taken):
