@@ -554,7 +554,7 @@ _DISCOURSE = re.compile(
     r"right|hmm|ah|wow|haha|lol|mixed news|big news|other news|update|in other news|on the plus side|"
     r"funny timing|fingers crossed|confession|good news|bad news)\b[\s,.:!…]*)+|"
     r"^(?:对了|还有|另外|而且|不过|然后|对|嗯+|哈哈+|是啊|是的|其实|说实话|说到这个|跟你说|还有个好消息|有个好消息|有个坏消息|"
-    r"还有个坏消息|说个开心的|好消息是|坏消息是)[，,。！!…\s]*",
+    r"还有个坏消息|说个开心的|好消息是|坏消息是)(?:[，,。！!…\s]+|$)",
     re.IGNORECASE,
 )
 _ABOUT_OTHERS = re.compile(rf"^(?:my|our) {_REL}\b|^我的?{_CJK_REL}", re.IGNORECASE)
@@ -584,7 +584,7 @@ def _third_person_start(text: str, speaker: str) -> str:
 
 _SMALL_TALK = re.compile(
     r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
-    r"|天气|你好|早上好|晚安|在吗",
+    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦",
     re.IGNORECASE,
 )
 _OTHERS_TASTES = re.compile(
