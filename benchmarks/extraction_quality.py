@@ -7,7 +7,7 @@ project: conversations in English and Chinese, each with what should be
 remembered (kind and words the memory must contain) and, implicitly,
 everything else that should not. Sensitive data is dropped as in a real run.
 A candidate is correct when it matches an expected memory not matched yet.
-Target: precision >= 0.8. No database is needed.
+Target: precision >= 0.9. No database is needed.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> None:
     print(
         f"conversations {len(conversations)}, expected memories {expected_total}, proposed {proposed}"
     )
-    print(f"precision {precision:.2f} (target >= 0.80), recall {recall:.2f}")
+    print(f"precision {precision:.2f} (target >= 0.90), recall {recall:.2f}")
 
 
 if __name__ == "__main__":

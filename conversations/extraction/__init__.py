@@ -11,6 +11,7 @@ existing memories) does not depend on the extractor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -21,12 +22,26 @@ from memories.models import DEFAULT_IMPORTANCE, Kind
 
 @dataclass(frozen=True)
 class WindowMessage:
-    """One message of the window, as extractors see it."""
+    """One message of the window, as extractors see it.
+
+    ``speaker`` is the display name of who said it; ``is_account_user`` tells
+    the account's user from another human in the conversation (it defaults to
+    ``role == "user"``, so after construction it is always a bool);
+    ``sent_at`` is when it was said, which relative dates ("yesterday") are
+    read against.
+    """
 
     id: int
     position: int
     role: str
     content: str
+    speaker: str = ""
+    is_account_user: bool | None = None
+    sent_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.is_account_user is None:
+            object.__setattr__(self, "is_account_user", self.role == "user")
 
 
 @dataclass
@@ -37,7 +52,10 @@ class Candidate:
     says about it ("frontend framework" / "react"), so reconciliation can tell
     a contradiction from an unrelated statement. ``about_project`` marks
     statements about the work rather than the person; they go to the
-    conversation's project when it has one.
+    conversation's project when it has one. ``event_date`` is the day (or the
+    first day of the month or year, when that is all the statement says) an
+    event happened or will happen; ``speaker`` names who the statement is
+    about when that is not the account's user.
     """
 
     kind: str
@@ -49,6 +67,8 @@ class Candidate:
     subject: str = ""
     value: str = ""
     about_project: bool = False
+    event_date: date | None = None
+    speaker: str = ""
 
     @property
     def importance(self) -> float:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date, datetime
 
 from django.conf import settings
 
 from conversations.extraction import Candidate, WindowMessage
+from conversations.extraction.dates import Dated, resolve
 from conversations.extraction.summary import summary_items
 from conversations.extraction.topics import find_topic
 from memories.models import Kind
@@ -24,12 +26,43 @@ from memories.models import Kind
 # Where a value ends: punctuation, or a clause that explains rather than states.
 _END = (
     r"(?=\s*(?:[,;:，；：(（]|\b(?:because|since|but|so|as|when|unless|although|though)\b"
-    r"|因为|但是|所以|$))"
+    r"|,? and (?=(?-i:I)\b|I'm|I've|we\b|my\b|our\b|the\b|she\b|he\b|they\b|it's\b)"
+    r"|\s+(?:-|–|—)\s+|[.!?](?:\s|$)|因为|但是|所以|$))"
 )
 _CJK_END = r"(?=[，,；;：:（(]|因为|但是|所以|不过|$)"
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _NAME = r"(?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*"
+_REL = (
+    r"(?:(?:older |younger |big |little |baby |twin |best |oldest |youngest )?"
+    r"(?:sister|brother|mum|mom|mother|dad|father|parents|husband|wife|partner|boyfriend|"
+    r"girlfriend|fianc[ée]e?|son|daughter|kids?|children|child|baby|grandma|grandmother|grandpa|"
+    r"grandfather|gran|nan|aunt|auntie|uncle|cousin|niece|nephew|friend|mate|flatmate|roommate|"
+    r"housemate|neighbour|neighbor|boss|manager|colleague|coworker|co-worker|in-laws|"
+    r"(?:mother|father|sister|brother)-in-law|stepmum|stepmom|stepdad|dog|cat|puppy|kitten|"
+    r"supervisor|mentor|agent|editor|landlord|landlady|team|teammate))"
+)
+# Past-tense verbs that tell an event ("I went", "I finished"), not a thought ("I guessed").
+_CJK_REL = (
+    r"(?:女儿|儿子|老公|老婆|丈夫|妻子|爱人|男朋友|女朋友|男友|女友|对象|未婚夫|未婚妻|妈妈?|爸爸?|父母|爸妈|"
+    r"爷爷|奶奶|外婆|外公|姥姥|姥爷|哥哥?|姐姐?|弟弟?|妹妹?|表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|室友|"
+    r"同事|朋友|闺蜜|老板|领导|导师|孩子|宝宝|师兄|师姐|师弟|师妹|舅舅|姑姑|阿姨|叔叔|家狗|狗|猫)"
+)
+_PAST = (
+    r"(?:went|visited|finished|started|began|got|bought|sold|adopted|joined|quit|left|moved|signed|"
+    r"booked|ordered|ran|did|made|took|had|met|saw|won|lost|passed|failed|completed|attended|"
+    r"spent|tried|found|gave|sent|wrote|read|drove|flew|rode|swam|cycled|hiked|climbed|cooked|"
+    r"baked|built|broke|hurt|sprained|fell|paid|received|accepted|handed|applied|registered|"
+    r"enrolled|graduated|retired|resigned|launched|released|published|self-published|"
+    r"submitted|rewrote|renamed|changed|switched|upgraded|installed|fixed|deployed|shipped|"
+    r"painted|planted|renovated|rented|leased|borrowed|lent|picked|signed up|came back|"
+    r"got back|set up|gave up|took up|ate|drank|slept|woke|celebrated|married|proposed|"
+    r"divorced|split|emailed|called|rang|texted|told|asked for|promised|offered|saw|heard|learned|learnt|"
+    r"bumped|turned|decided|managed|ended|stopped|cut|dropped|added|removed|replaced|lived|worked|"
+    r"studied|trained|practised|practiced|played|watched|organised|organized|hosted|ordered)"
+)
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_LEADING_JUNK = re.compile(r"^(?:[\s\-–—•*·>#\"'“”‘’`:：,，.。]+|\d{1,2}[.)]\s+|\d{1,2}、)+")
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|should|shall|can|could|would|will|is|are|what|which|how|why|where|when|"
     r"who|may|might)\b",
@@ -62,6 +95,10 @@ class Rule:
     ``fixed`` it is the whole subject, otherwise the value's topic (or the
     value itself) completes it. ``negative`` statements ("never use X") have
     the opposite value of positive ones, so they contradict each other.
+    ``check`` names a test the value must pass ("place": not a well-known
+    tool; "personal"/"technical": whether a plan is about the work).
+    ``possessive`` statements start with a noun ("Sister Lucía ..."), so
+    another speaker's name goes before them as "Mia's sister ...".
     """
 
     kind: str
@@ -71,9 +108,13 @@ class Rule:
     fixed: bool = False
     negative: bool = False
     about_project: bool = False
+    check: str = ""
+    possessive: bool = False
 
 
 def _rule(kind: str, pattern: str, template: str, **options: object) -> Rule:
+    pattern = pattern.replace("{_NAME}", _NAME).replace("{_REL}", _REL).replace("{_PAST}", _PAST)
+    pattern = pattern.replace("{_CJK_REL}", _CJK_REL)
     compiled = re.compile(pattern.replace("END", _END).replace("CJK$", _CJK_END), re.IGNORECASE)
     return Rule(kind, compiled, template, **options)  # type: ignore[arg-type]
 
@@ -84,20 +125,45 @@ RULES: list[Rule] = [
     # Preferences (English)
     _rule(P, r"\bI(?: really| strongly| much| generally| usually| now)? prefer (?P<value>.+?)(?: (?:over|rather than|instead of) (?P<other>.+?))?END",
           "Prefers {value}[ over {other}]", subject="preference"),
-    _rule(P, r"\b(?:I |please )?always use (?P<value>.+?)END", "Always use {value}", subject="preference"),
-    _rule(P, r"\b(?:I |please )?never use (?P<value>.+?)END", "Never use {value}", subject="preference", negative=True),
+    _rule(P, r"\b(?:I |please )?always (?P<verb>use|write|run|add|format|put) (?P<value>.+?)END", "Always {verb} {value}", subject="preference"),
+    _rule(P, r"\b(?:I |please )?never (?P<verb>use|write|run|add|put) (?P<value>.+?)END", "Never {verb} {value}", subject="preference", negative=True),
     _rule(P, r"\bI (?:don't|do not) (?:like|want to use|use) (?P<value>.+?)END", "Does not like {value}", subject="preference", negative=True),
     _rule(P, r"^(?:please )?(?:don't|do not) (?P<verb>use|add|write|include|put) (?P<value>.+?)END", "Do not {verb} {value}", subject="preference", negative=True),
     _rule(P, r"\bmy (?:favou?rite|preferred|go-to) (?P<what>[\w .+#-]{2,30}?) is (?P<value>.+?)END", "Favourite {what} is {value}", subject="preference"),
-    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]", subject="preference"),
     _rule(P, r"\b(?:reply|respond|answer|write|talk)(?: to me)? in (?P<value>English|Chinese|Mandarin)\b", "Prefers replies in {value}", subject="preference"),
     # Facts about the user
-    _rule(F, r"\bI(?:'m| am) (?P<article>a|an) (?P<value>(?:[\w-]+ ){0,3}?(?:engineer|developer|programmer|designer|manager|scientist|student|researcher|analyst|surveyor|architect|teacher|consultant|writer))\b",
-          "Is {article} {value}", subject="user:role", fixed=True),
-    _rule(F, rf"\bI work (?:at|for) (?P<value>{_NAME})", "Works at {value}", subject="user:employer", fixed=True),
+    _rule(F, r"\bI(?:'m| am) (?P<article>a|an|the) (?P<value>(?:[\w-]+ ){0,3}?(?:engineer|developer|programmer|designer|manager|scientist|student|researcher|analyst|surveyor|architect|teacher|consultant|writer|nurse|doctor|librarian|electrician|chef|cook|lawyer|accountant|mechanic|physio|physiotherapist|pharmacist|vet|officer|firefighter|baker|artist|photographer|musician|journalist|editor|translator|driver|pilot|plumber|carpenter|farmer|florist|lead|director|founder|owner|intern|assistant|lecturer|professor|midwife|paramedic|dentist|therapist|cleaner|barista|waiter|waitress|coach|trainer|mum|mom|dad|freelancer|retiree|novelist|author)s?)(?: (?:at|for|in) (?P<at>{_NAME}))?\b",
+          "Is {article} {value}[ at {at}]", subject="user:role", fixed=True),
+    _rule(F, r"\bI work as (?P<article>a|an|the) (?P<value>(?:[\w-]+ ){0,3}?[\w-]+?)(?: (?:at|for) (?P<at>{_NAME}))?END",
+          "Works as {article} {value}[ at {at}]", subject="user:role", fixed=True),
+    _rule(F, r"\bI(?:'ve| have)? (?:just |finally |officially )?(?:got|landed|accepted|took|started) (?:a |an |the |my )?(?:new |first )?(?:job|position|role|offer|internship)(?: as (?:a |an )?(?P<role>[\w -]+?))? (?:at|with) (?P<value>{_NAME})",
+          "Got a job[ as {role}] at {value}", subject="user:employer", fixed=True),
+    _rule(F, r"\bI work (?:at|for) (?P<value>{_NAME})", "Works at {value}", subject="user:employer", fixed=True),
     _rule(F, r"\bmy name is (?P<value>(?-i:[A-Z])\w+)", "Name is {value}", subject="user:name", fixed=True),
-    _rule(F, rf"\bI (?:live|am based|'m based) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True),
+    _rule(F, r"\bI(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<value>{_NAME})", "Moved to {value}",
+          subject="user:location", fixed=True, check="place"),
+    _rule(F, r"\bI (?:live|am based|'m based|am living|'m living) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True, check="place"),
+    _rule(F, r"\bI(?:'m| am) (?:originally )?from (?P<value>{_NAME})", "Is from {value}", subject="user:origin", fixed=True, check="place"),
+    _rule(F, r"\bI grew up in (?P<value>{_NAME})", "Grew up in {value}", subject="user:origin", fixed=True, check="place"),
+    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]", subject="preference"),
     _rule(F, r"\bmy (?P<what>time ?zone|native language|first language|mother tongue) is (?P<value>.+?)END", "{What} is {value}", subject="user:", fixed=True),
+    # Health
+    _rule(F, r"\bI(?:'m| am) (?:severely |very |really |quite |a bit )?allergic to (?P<value>.+?)END", "Allergic to {value}", subject="allergy"),
+    _rule(F, r"\bmy (?P<value>[\w -]{2,20}?) allergy\b", "Has a {value} allergy", subject="allergy"),
+    _rule(F, r"\bI (?:can't|cannot|can not|shouldn't|mustn't|am not allowed to) (?P<verb>eat|drink|have) (?P<value>.+?)END", "Cannot {verb} {value}", subject="diet", negative=True),
+    _rule(F, r"\bI(?:'m| am|'ve been| have been| went| became| turned)(?: now| fully)? (?P<value>vegetarian|vegan|pescatarian|gluten-free|lactose intolerant|diabetic|pregnant|sober|teetotal|caffeine-free|dairy-free)\b",
+          "Is {value}", subject="diet"),
+    _rule(F, r"\bI (?:get|suffer from|have|'ve got|have got|was diagnosed with) (?P<value>migraines?|asthma|diabetes|arthritis|RSI|anxiety|depression|insomnia|eczema|back pain|(?:[\w-]+ ){0,2}(?:syndrome|disease|disorder|injury|pain|itis))\b",
+          "Has {value}", subject="health"),
+    _rule(F, r"\b(?:the |my )?(?P<who>doctor|GP|physio(?:therapist)?|dentist|consultant|specialist|surgeon|optician|therapist)(?: \w+)? (?P<verb>says|said|thinks|told me|recommended|reckons|diagnosed)(?: that)? (?P<value>.+?)END",
+          "{Who} {verb} {value}"),
+    # Relationships and pets
+    _rule(F, r"\bmy (?P<rel>{_REL})(?:,? (?P<name>(?-i:[A-Z])[\w'-]+),?)?(?P<rest> (?!(?:prefers|likes|loves|uses|hates|thinks|wants|said|says)\b)(?:is|was|has|had|works|lives|got|just|also|moved|started|can't|doesn't|didn't|will|(?:[a-z]+ed)|(?:[a-z]{3,}s))\b.*?)END",
+          "{Rel}[ {name}] {rest}", possessive=True),
+    _rule(F, r"\bI have (?P<value>(?:a|an|one|two|three|four|five|\d) (?:(?:little|older|younger|big|baby|twin|teenage|grown-up|new) )?(?:sisters?|brothers?|kids|children|sons?|daughters?|child|grandchildren|dogs?|cats?|pets?|rabbits?|hamsters?|birds?|horses?))(?: (?:named|called) (?P<name>(?-i:[A-Z])[\w-]+(?:(?:,| and) (?!I\b)(?-i:[A-Z])[\w-]+)*))?",
+          "Has {value}[ named {name}]"),
+    _rule(F, r"\bI(?:'ve| have)? (?:just |finally )?(?P<verb>adopted|got|bought|rescued) (?P<article>a|an) (?P<value>(?:[\w-]+ ){0,3}?(?:dog|cat|puppy|kitten|rabbit|hamster|parrot|horse|lurcher|labrador|terrier|spaniel|corgi|pet))(?:[,!]? (?:named|called) (?P<name>(?-i:[A-Z])\w+))?",
+          "{Verb} {article} {value}[ named {name}]"),
     # Facts about the project
     _rule(F, r"\b(?P<owner>the|our|this) (?P<noun>project|app|application|codebase|repo|repository|service|backend|frontend|system|website|api) (?P<verb>uses|is using|runs on|is built (?:on|with)|is written in|depends on|targets|stores (?:data|everything) in) (?P<value>.+?)END",
           "The {noun} {verb} {value}", subject="project", about_project=True),
@@ -115,14 +181,30 @@ RULES: list[Rule] = [
     _rule(L, r"^(?:lesson learned|lesson|note to self|TIL|it turns out|turns out)[:,]? (?:that )?(?P<value>.+?)\s*$", "{Value}", about_project=True),
     _rule(L, r"^(?P<what>.+?) only works (?P<how>if|when|after|with) (?P<value>.+?)END", "{What} only works {how} {value}", about_project=True),
     _rule(L, r"\b(?:you|we) (?:need|have|must) to (?P<need>.+?) before (?P<value>.+?)END", "Need to {need} before {value}", about_project=True),
-    # Goals
-    _rule(G, r"\bI(?:'m| am)? (?:plan|planning|intend|intending|aim|aiming) to (?P<value>.+?)END", "Plans to {value}"),
-    _rule(G, r"\bwe(?:'re| are)? (?:plan|planning|intend|intending|aim|aiming) to (?P<value>.+?)END", "The project plans to {value}", about_project=True),
+    # Goals and plans, and their changes
+    _rule(G, r"\b(?:I(?:'m| am)?|we(?:'re| are)?) (?:actually |now |also |definitely )?(?:not (?:going|planning) to|no longer (?:going|planning) to|won't be|not gonna|never going to) (?P<value>.+?)(?: anymore| any more)?END",
+          "No longer plans to {value}", subject="plan", negative=True),
+    _rule(G, r"\bI(?:'m| am)? (?:still |now |also |really )?(?:plan|planning|intend|intending|aim|aiming|hoping|going|about|gonna|thinking of|thinking about) (?:to )?(?P<value>(?!be\b).+?)END", "Plans to {value}", subject="plan"),
+    _rule(G, r"\bwe(?:'re| are)? (?:still |now |also )?(?:plan|planning|intend|intending|aim|aiming|hoping|going) to (?P<value>.+?)END", "Plans to {value}", subject="plan", check="personal"),
+    _rule(G, r"\bwe(?:'re| are)? (?:plan|planning|intend|intending|aim|aiming|going) to (?P<value>.+?)END", "The project plans to {value}", about_project=True, check="technical"),
+    _rule(D, r"\bI(?:'ve| have)? (?:finally |just |now |also )?(?:decided|made (?:a|the) (?:big )?decision)(?: to| that|:)? (?P<value>.+?)END", "Decided to {value}", subject="plan"),
     _rule(G, r"\bmy goal is (?:to )?(?P<value>.+?)END", "Goal: {value}"),
     _rule(G, r"\bour goal is (?:to )?(?P<value>.+?)END", "Project goal: {value}", about_project=True),
     _rule(G, r"\bI want to (?P<verb>learn|master|get better at) (?P<value>.+?)END", "Wants to {verb} {value}"),
+    # Likes
+    _rule(P, r"\bI(?: really| absolutely| just| actually| also| still| totally)? (?P<verb>love|enjoy|like|adore)(?! (?:it|that|this|them|you|to|the idea|how|what|when)\b)(?P<value> .+?)END",
+          "{Verb}s {value}", subject="likes"),
+    _rule(P, r"\bI(?: really| absolutely)? (?:hate|can't stand|loathe) (?P<value>.+?)END", "Dislikes {value}", subject="likes", negative=True),
+    _rule(P, r"\bI(?:'m| am) (?:really |so |totally )?(?:into|obsessed with|a (?:big |huge )?fan of) (?P<value>.+?)END", "Is into {value}", subject="likes"),
+    # Events, activities and durations
+    _rule(F, r"\bI(?:'ve| have) been (?P<verb>\w+ing)(?P<rest> .+?)END", "Has been {verb} {rest}"),
+    _rule(F, r"\bI(?:'ve| have) (?:just |finally |already |recently |also |now |officially )?(?P<verb>{_PAST}|been|gotten|done|begun|taken|written|seen|given|made|found|run|won|lost|bought|sold|got)\b(?P<rest> .+?)?END",
+          "Has {verb}[ {rest}]"),
+    _rule(F, r"\bI (?:just |finally |recently |also |actually |even |then |already |officially |eventually )?(?P<verb>{_PAST})\b(?P<rest> .+?)?END", "{Verb}[ {rest}]"),
+    _rule(F, r"\bwe (?:just |finally |also |actually |even |then |already |officially )?(?P<verb>went|visited|bought|signed|booked|had|spent|took|drove|flew|travelled|traveled|adopted|sold|moved|got|did|met|celebrated|married|split|lost|won|finished|started|launched|sold)\b(?P<rest> .+?)?END",
+          "{Verb}[ {rest}]"),
     # Preferences (Chinese)
-    _rule(P, r"我(?:比较|更|很|一直|通常|平时)?(?P<verb>喜欢|偏好|偏爱|倾向于?)(?P<value>.+?)(?:(?:而不是|而非|胜过|多过)(?P<other>.+?))?CJK$",
+    _rule(P, r"我(?:现在|如今|最近|还是)?(?:比较|更|很|一直|通常|平时|真的|特别|非常)*(?P<verb>喜欢|偏好|偏爱|倾向于?)(?P<value>.+?)(?:(?:而不是|而非|胜过|多过)(?P<other>.+?))?CJK$",
           "{verb}{value}[而不是{other}]", subject="preference"),
     _rule(P, r"我?(?:习惯|惯于|一般都|总是|一直)(?:用|使用)(?P<value>.+?)CJK$", "习惯用{value}", subject="preference"),
     _rule(P, r"^(?:请|以后|今后|永远|千万|一律)?(?:不要|别|禁止|不许)再?(?P<verb>用|使用|加|写|添加|给我)(?P<value>.+?)CJK$",
@@ -131,18 +213,47 @@ RULES: list[Rule] = [
     _rule(P, r"(?:请|以后|今后)?(?:用|使用)(?P<value>中文|英文|英语)(?:回答|回复|交流)", "偏好用{value}回答", subject="preference"),
     _rule(P, r"^我(?:现在|已经)?(?:改用|换成|换用|切换到)了?(?P<value>.+?)CJK$", "现在改用{value}", subject="preference"),
     # Facts about the user (Chinese)
-    _rule(F, r"我是(?:一名|一个|一位|个)?(?P<value>[\u4e00-\u9fffA-Za-z ]{0,10}?(?:工程师|开发者|程序员|设计师|经理|学生|研究员|测量员|架构师|老师|教师|分析师))",
+    _rule(F, r"我是(?:一名|一个|一位|个)?(?P<value>[\u4e00-\u9fffA-Za-z ]{0,10}?(?:工程师|开发者|程序员|设计师|经理|学生|研究员|测量员|架构师|老师|教师|分析师|护士|医生|律师|会计|厨师|司机|编辑|记者|销售|班主任|公务员|研究生|博士生|本科生|研[一二三]|大[一二三四]|店主|老板|主管|组长))",
           "是{value}", subject="user:role", fixed=True),
     _rule(F, r"我在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?:工作|上班|任职)", "在{value}工作", subject="user:employer", fixed=True),
     _rule(F, r"我叫(?P<value>[\u4e00-\u9fffA-Za-z]{1,10})", "名字是{value}", subject="user:name", fixed=True),
     _rule(F, r"我(?:住在|生活在)(?P<value>[\u4e00-\u9fff]{2,10})", "住在{value}", subject="user:location", fixed=True),
+    _rule(F, r"我(?:现在)?在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?P<verb>读书|上学|读研|读博|念书|读)", "在{value}{verb}", subject="user:school", fixed=True),
+    _rule(F, r"我(?:老家)?是(?P<value>[\u4e00-\u9fff]{2,8}?)人", "是{value}人", subject="user:origin", fixed=True),
+    _rule(F, r"我老家(?:是|在)(?P<value>[\u4e00-\u9fff]{2,10})", "老家在{value}", subject="user:origin", fixed=True),
+    _rule(F, r"我(?:们)?(?:已经|刚|刚刚)?(?:搬到|搬去|搬来|搬家到)了?(?P<value>[\u4e00-\u9fff]{2,8})", "搬到{value}", subject="user:location", fixed=True),
+    _rule(F, r"我的(?P<what>[\u4e00-\u9fffA-Za-z ]{1,8}?)(?:是|为|叫|用的是|采用的是|采用)(?P<value>.+?)CJK$", "{what}是{value}", subject="user:"),
+    # Health (Chinese)
+    _rule(F, r"我对(?P<value>.{1,10}?)过敏", "对{value}过敏", subject="allergy"),
+    _rule(F, r"我(?:不能|不可以|不敢|不再)(?P<verb>吃|喝)(?P<value>.{1,10}?)CJK$", "不能{verb}{value}", subject="diet", negative=True),
+    _rule(F, r"我(?:有|得了|查出了?|患有)(?P<value>.{1,8}?(?:炎|病|症|结节|过敏|突出|综合征|高血压|糖尿病))", "有{value}", subject="health"),
+    _rule(F, r"(?P<who>医生|大夫|理疗师|康复师)(?P<verb>说|让我|建议我?|叫我|嘱咐我?)(?P<value>.+?)(?:[。！]|$)", "{who}{verb}{value}"),
+    _rule(F, r"我(?:吃素|成了素食者|开始吃素)", "吃素", subject="diet"),
+    # Relationships and pets (Chinese)
+    _rule(F, r"我(?:家)?(?:养了|有)(?P<value>(?:一|两|二|三|四|\d)(?:只|条|个|位|匹)[\u4e00-\u9fff]{1,6}?)(?:[，,]?(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}))?(?:[，,。！]|了|$)",
+          "有{value}[，叫{name}]"),
+    _rule(F, r"我养(?P<value>狗|猫|宠物)了", "养了{value}"),
+    _rule(F, r"我(?:的)?(?P<rel>{_CJK_REL})(?P<rest>(?:[\u4e00-\u9fffA-Za-z]{1,4}[，,]?)?(?!说|觉得|喜欢|想)[^，,。！？]{2,}?(?:[，,][^，,。！？]{2,}?)?)CJK$",
+          "{rel}{rest}", possessive=True),
+    # Plans and decisions (Chinese)
+    _rule(G, r"我(?:们)?(?:现在|最后|已经|还是)?(?:不打算|不准备|不再|不想再?|决定不)(?P<value>[^，。！？]{2,}?)了?CJK$", "不再打算{value}", subject="plan", negative=True),
+    _rule(D, r"我(?!们)(?:最终|最后|已经|还是)?决定(?:了)?[，,]?(?P<value>.{2,}?)CJK$", "决定{value}", subject="plan"),
+    _rule(G, r"我(?:现在|最近|还|也)?(?:计划|打算|准备)(?P<value>.{2,}?)CJK$", "计划{value}", subject="plan"),
+    _rule(G, r"我们(?:现在|最近|还|也)?(?:计划|打算|准备)(?P<value>.{2,}?)CJK$", "计划{value}", subject="plan", check="personal"),
+    _rule(G, r"^我们(?:计划|打算)(?P<value>.{2,}?)CJK$", "项目计划{value}", about_project=True, check="technical"),
+    # Events, activities and durations (Chinese)
+    _rule(F, r"我(?:们)?(?P<value>[\u4e00-\u9fffA-Za-z]{1,8}?(?:\d+|[一二两三四五六七八九十半]+)(?:个)?(?:年|月|天|周|星期|礼拜)了)", "{value}"),
+    _rule(F, r"(?:(?P<when>(?:\d{4}年)?\d{1,2}月(?:\d{1,2}日)?(?:那周)?)[，,]?)?我(?:们)?(?:刚|刚刚|已经|终于|也|还|今天|昨天|前天|上周|上个月|去年)?(?P<value>(?:去|参加|完成|做|买|报|开始|养|换|考|拿到|结束|辞|戒|学|订|签|看|办|卖|开|拿|收到|通过|考上|入职|回|到|接|生|见|搬|租|领|投|写|交|提|跑|参观|玩|吃|住|换成)了.{1,30}?)CJK$",
+          "[{when}]{value}"),
     # Facts about the project (Chinese)
+    _rule(F, r"(?:这个|我们的|本|该)?(?P<noun>项目|系统|应用|服务|网站|代码库)的(?P<what>[\u4e00-\u9fffA-Za-z ]{1,8}?)(?:是|为|叫|用的是|采用的是|采用|使用)(?P<value>.+?)CJK$",
+          "{noun}的{what}是{value}", subject="project", about_project=True),
     _rule(F, r"(?:这个|我们的|本|该)?(?P<noun>项目|系统|应用|服务|代码库|仓库)(?P<verb>使用|用的是|采用|基于|依赖|运行在|部署在)了?(?P<value>.+?)CJK$",
           "{noun}{verb}{value}", subject="project", about_project=True),
     _rule(F, r"^我们(?:现在|已经)?(?:从(?P<other>.+?))?(?:改用|换成|切换到|迁移到)了?(?P<value>.+?)CJK$", "项目改用{value}", subject="project", about_project=True),
     _rule(F, r"^我们(?:的项目)?(?:一直)?(?:使用|用的是|采用|用)(?P<value>.+?)CJK$", "项目使用{value}", subject="project", about_project=True),
     # Decisions (Chinese)
-    _rule(D, r"(?:我们)?(?:最终|最后)?(?:决定|选择了?|选定了?|选用了?)(?:用|使用|采用)?(?P<value>.+?)(?:而不是|而非|，?不用|，?放弃了?)(?P<other>.+?)CJK$",
+    _rule(D, r"(?:我们)?(?:最终|最后)?(?:决定|选择了?|选定了?|选用了?)(?:选择了?|选用了?|用|使用|采用)?(?P<value>.+?)(?:而不是|而非|，?不用|，?放弃了?)(?P<other>.+?)CJK$",
           "选择{value}而不是{other}", subject="decision", about_project=True),
     _rule(D, r"我们(?:最终|最后|已经)?决定(?:了)?(?P<value>.+?)CJK$", "决定{value}", about_project=True),
     # Lessons (Chinese)
@@ -151,8 +262,6 @@ RULES: list[Rule] = [
     _rule(L, r"(?:必须|需要|得)先?(?P<need>.+?)才能(?P<value>.+?)CJK$", "需要{need}才能{value}", about_project=True),
     _rule(L, r"^(?:教训|经验|注意)(?:是)?[:：]\s*(?P<value>.+)$", "{value}", about_project=True),
     # Goals (Chinese)
-    _rule(G, r"^我(?:计划|打算)(?P<value>.{2,}?)CJK$", "计划{value}"),
-    _rule(G, r"^我们(?:计划|打算)(?P<value>.{2,}?)CJK$", "项目计划{value}", about_project=True),
     _rule(G, r"(?P<who>我|我们)的目标是(?P<value>.+?)CJK$", "目标是{value}"),
 ]  # fmt: skip
 
@@ -199,13 +308,16 @@ def _fill(template: str, groups: dict[str, str]) -> str:
     return _spaced(_FIELD.sub(field, _OPTIONAL.sub(optional, template)))
 
 
-_CJK_THEN_LATIN = re.compile(r"([\u4e00-\u9fff])([A-Za-z0-9])")
-_LATIN_THEN_CJK = re.compile(r"([A-Za-z0-9])([\u4e00-\u9fff])")
+# Only words with a letter in them: "2023年5月" stays as Chinese writes it.
+_CJK_THEN_LATIN = re.compile(r"([\u4e00-\u9fff])(?=[0-9]*[A-Za-z])")
+_LATIN_THEN_CJK = re.compile(
+    r"((?<![A-Za-z0-9_.+#-])[A-Za-z0-9_.+#-]*[A-Za-z][A-Za-z0-9_.+#-]*)(?=[\u4e00-\u9fff])"
+)
 
 
 def _spaced(text: str) -> str:
     """A space between Chinese and Latin words, as Chinese typography sets them."""
-    return _LATIN_THEN_CJK.sub(r"\1 \2", _CJK_THEN_LATIN.sub(r"\1 \2", text))
+    return _LATIN_THEN_CJK.sub(r"\1 ", _CJK_THEN_LATIN.sub(r"\1 ", text))
 
 
 def normalise(value: str) -> str:
@@ -218,6 +330,12 @@ def subject_and_value(rule: Rule, groups: dict[str, str]) -> tuple[str, str]:
     if not rule.subject:
         return "", ""
     value = groups.get("value", "")
+    if rule.subject == "plan":
+        # What the plan is to do, without when: "go to italy" for "go to Italy in May".
+        said = normalise(value)
+        key = normalise(_TIME_WORDS.sub("", value)) or said
+        key = " ".join(key.split()[:3]) if " " in key else key[:6]
+        return f"plan:{key}", ("not " + said) if rule.negative else said
     if rule.fixed:
         subject = rule.subject + (normalise(groups["what"]) if rule.subject.endswith(":") else "")
         return subject, normalise(value)
@@ -236,29 +354,156 @@ def subject_and_value(rule: Rule, groups: dict[str, str]) -> tuple[str, str]:
     return subject, said
 
 
+_TECHNICAL = re.compile(
+    r"\b(?:ship|deploy|release|migrate|launch|version|v\d|api|database|db|code|server|feature|"
+    r"app|tests?|build|refactor|schema|endpoint|backend|frontend|repo|branch|ci|pipeline|sprint|"
+    r"library|framework|module|service|bug|upgrade|python|django|staging|production)\b"
+    r"|项目|系统|上线|发布|部署|迁移|版本|接口|数据库|代码|服务|功能|测试|需求|模块",
+    re.IGNORECASE,
+)
+_TIME_WORDS = re.compile(
+    r"\b(?:on|in|by|from|until|since|next|this|last|at|the week of) .*$"
+    r"|^(?:下个?月|下周|下星期|明年|今年|明天|后天|这周|本周|周末|(?:\d{4}年)?\d{1,2}月(?:\d{1,2}日)?(?:那周)?)",
+    re.IGNORECASE,
+)
+
+
+# Only rules in the sentence's script are tried: half the work for each sentence.
+def _is_cjk_rule(rule: Rule) -> bool:
+    return bool(_CJK.search(rule.pattern.pattern.replace(_END, "").replace(_CJK_END, "")))
+
+
+_CJK_RULES = [rule for rule in RULES if _is_cjk_rule(rule)]
+_LATIN_RULES = [rule for rule in RULES if not _is_cjk_rule(rule)]
+_FIRST_WORD = re.compile(r"^(?:\\b|\^)([A-Za-z]+)\b(?![?|)*+{])")
+_WORDS = re.compile(r"[a-z]+")
+
+
+def _gate(rule: Rule) -> str:
+    """A word every sentence the rule reads contains ("i" for "\\bI work at"), or ""."""
+    found = _FIRST_WORD.match(rule.pattern.pattern)
+    return found.group(1).lower() if found else ""
+
+
+_LATIN_GATED = [(_gate(rule), rule) for rule in _LATIN_RULES]
+
+
+def _passes(rule: Rule, groups: dict[str, str]) -> bool:
+    value = groups.get("value", "")
+    if rule.check == "place":
+        return find_topic(value) is None
+    if rule.check == "technical":
+        return bool(_TECHNICAL.search(value) or find_topic(value))
+    if rule.check == "personal":
+        return not (_TECHNICAL.search(value) or find_topic(value))
+    return True
+
+
+def _matches(sentence: str, *, first_only: bool = False) -> list[tuple[Rule, dict[str, str]]]:
+    """The rules that turn this sentence into statements, each on its own words, in rule order."""
+    if not _is_statement(sentence):
+        return []
+    found: list[tuple[Rule, dict[str, str]]] = []
+    taken: list[tuple[int, int]] = []
+    if _CJK.search(sentence):
+        rules = _CJK_RULES
+    else:
+        words = set(_WORDS.findall(sentence.lower()))
+        rules = [rule for gate, rule in _LATIN_GATED if not gate or gate in words]
+    for rule in rules:
+        for match in rule.pattern.finditer(sentence):
+            start, end = match.span()
+            if any(start < e and s < end for s, e in taken):
+                continue
+            groups = {name: clean_value(text) for name, text in match.groupdict().items() if text}
+            if "value" in rule.pattern.groupindex and not _meaningful(groups.get("value", "")):
+                continue
+            if not _passes(rule, groups):
+                continue
+            found.append((rule, groups))
+            taken.append((start, end))
+            if first_only:
+                return found
+            break
+    return found
+
+
 def match_sentence(sentence: str) -> tuple[Rule, dict[str, str]] | None:
     """The first rule that turns this sentence into a statement, with its cleaned groups."""
-    if not _is_statement(sentence):
-        return None
-    for rule in RULES:
-        match = rule.pattern.search(sentence)
-        if match is None:
-            continue
-        groups = {name: clean_value(text) for name, text in match.groupdict().items() if text}
-        if not _meaningful(groups.get("value", "")) and "value" in rule.pattern.groupindex:
-            continue
-        return rule, groups
-    return None
+    found = _matches(sentence, first_only=True)
+    return found[0] if found else None
 
 
-def candidate_from_sentence(
-    sentence: str, *, message_ids: list[int], kind: str | None = None
-) -> Candidate | None:
-    found = match_sentence(sentence)
-    if found is None:
-        return None
-    rule, groups = found
-    content = _fill(rule.template, groups).strip()[:MAX_CONTENT_CHARS]
+_DOUBLED_WORD = re.compile(r"\b(\w+)(?: \1\b)+", re.IGNORECASE)
+_DOUBLED_CJK = re.compile(r"([\u4e00-\u9fff]{2,4})\1+")
+_FIRST_PERSON_EN = [
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI'd\b"), "they'd"),
+    (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "themselves"),
+    (re.compile(r"\bme\b"), "them"),
+    (re.compile(r"\bmy\b", re.IGNORECASE), "their"),
+    (re.compile(r"\bmine\b"), "theirs"),
+]
+
+
+def clean_content(content: str) -> str:
+    """No bullet or punctuation in front, no doubled words, no first person."""
+    content = _LEADING_JUNK.sub("", content.strip())
+    content = _DOUBLED_CJK.sub(r"\1", _DOUBLED_WORD.sub(r"\1", content))
+    if content.isascii() or not _CJK.search(content):
+        for pattern, replacement in _FIRST_PERSON_EN:
+            content = pattern.sub(replacement, content)
+    content = content.rstrip(" ,;:，；：")
+    return content[:1].upper() + content[1:]
+
+
+_STARTS_WITH_VERB = re.compile(
+    r"^(?:is|has|had|was|lives|works|moved|grew|got|went|prefers|plans|no longer|decided|"
+    r"always|never|does|did|loves|likes|enjoys|adores|dislikes|allergic|cannot|name|wants|"
+    r"goal|favourite|now|chose|[a-z]+ed\b|[a-z]+s\b)",
+    re.IGNORECASE,
+)
+
+
+def _named(content: str, speaker: str, rule: Rule | None) -> str:
+    """Another speaker's statement names them: "Mia went to ...", "Mia's sister ..."."""
+    if not speaker:
+        return content
+    if _CJK.search(content):
+        return speaker + content
+    lowered = content[:1].lower() + content[1:]
+    if (rule is not None and rule.possessive) or not _STARTS_WITH_VERB.match(content):
+        return f"{speaker}'s {lowered}"
+    if lowered.startswith("allergic") or lowered.startswith("cannot"):
+        return (
+            f"{speaker} is {lowered}" if lowered.startswith("allergic") else f"{speaker} {lowered}"
+        )
+    return f"{speaker} {lowered}"
+
+
+def _speaker_subject(subject: str, speaker: str) -> str:
+    if not speaker or not subject:
+        return subject
+    if subject.startswith("user:"):
+        return f"person:{speaker.lower()}:{subject[5:]}"
+    return f"person:{speaker.lower()}:{subject}"
+
+
+def _build(
+    rule: Rule,
+    groups: dict[str, str],
+    *,
+    sentence: str,
+    message_ids: list[int],
+    kind: str | None,
+    speaker: str,
+) -> Candidate:
+    content = clean_content(_fill(rule.template, groups).strip())
+    content = _named(content, speaker, rule)[:MAX_CONTENT_CHARS]
     subject, value = subject_and_value(rule, groups)
     topic = find_topic(groups.get("value", "")) or find_topic(groups.get("other", ""))
     return Candidate(
@@ -268,24 +513,304 @@ def candidate_from_sentence(
         quote=sentence,
         tags=[topic[0]] if topic else [],
         confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
-        subject=subject,
+        subject=_speaker_subject(subject, speaker),
         value=value,
-        about_project=rule.about_project,
+        about_project=rule.about_project and not speaker,
+        speaker=speaker,
+    )
+
+
+def candidate_from_sentence(
+    sentence: str, *, message_ids: list[int], kind: str | None = None
+) -> Candidate | None:
+    """The statement the first matching rule reads in the sentence (see sentence_candidates)."""
+    found = match_sentence(sentence)
+    if found is None:
+        return None
+    rule, groups = found
+    return _build(rule, groups, sentence=sentence, message_ids=message_ids, kind=kind, speaker="")
+
+
+# A first-person statement that no rule reads is still kept when it says something
+# checkable: a date, an amount, or a name.
+_FIRST_PERSON = re.compile(
+    r"(?-i:\bI\b)|\b(?:I'm|I've|I'd|my|we|we're|we've|our|me)\b|我|咱", re.IGNORECASE
+)
+_SUBSTANCE = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|"
+    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)",
+    re.IGNORECASE,
+)
+_NOT_A_FACT = re.compile(
+    r"^(?:I (?:think|guess|wonder|mean|know|see|agree|hope|suppose|feel like|bet|doubt|"
+    r"can't believe|don't know)|I'd (?:love|like)|let me|let's|you\b|thank|sorry|haha|lol|"
+    r"(?:tell|give|go|don't|do|get|check|make sure|remember|have|take|keep|call|ask|send|say|"
+    r"enjoy|good luck|congrats|congratulations|well done|happy)\b|"
+    r"我(?:觉得|想问|是说|知道|也不知道|不知道)|你|谢谢|哈哈)|(?:再说|再看|再聊|聊聊|看看吧)",
+    re.IGNORECASE,
+)
+_DISCOURSE = re.compile(
+    r"^(?:(?:so|and|but|also|actually|honestly|well|oh|anyway|ok|okay|yeah|yes|yep|plus|then|"
+    r"right|hmm|ah|wow|haha|lol|mixed news|big news|other news|update|in other news|on the plus side|"
+    r"funny timing|fingers crossed|confession|good news|bad news)\b[\s,.:!…]*)+|"
+    r"^(?:对了|还有|另外|而且|不过|然后|对|嗯+|哈哈+|是啊|是的|其实|说实话|说到这个|跟你说|还有个好消息|有个好消息|有个坏消息|"
+    r"还有个坏消息|说个开心的|好消息是|坏消息是)(?:[，,。！!…\s]+|$)",
+    re.IGNORECASE,
+)
+_ABOUT_OTHERS = re.compile(rf"^(?:my|our) {_REL}\b|^我的?{_CJK_REL}", re.IGNORECASE)
+_USER_SUBJECT_EN = re.compile(r"^(?:I'm|I am|I've|I have|I)\b\s*")
+
+
+def _third_person_start(text: str, speaker: str) -> str:
+    """The first person at the start of a statement, as the memory reads it."""
+    if _CJK.search(text[:3]):
+        if text.startswith("我们"):
+            return (speaker + "他们" + text[2:]) if speaker else text
+        if text.startswith("我的"):
+            text = text[2:]
+        elif text.startswith("我"):
+            text = text[1:]
+        return speaker + text if speaker else text
+    if text[:3].lower() == "my ":
+        return f"{speaker}'s {text[3:]}" if speaker else text[3:]
+    match = _USER_SUBJECT_EN.match(text)
+    if match is None:
+        return text
+    lead = match.group(0).strip().lower()
+    rest = text[match.end() :]
+    verb = {"i'm": "is ", "i am": "is ", "i've": "has ", "i have": "has "}.get(lead, "")
+    return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
+
+
+_SMALL_TALK = re.compile(
+    r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
+    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦",
+    re.IGNORECASE,
+)
+_OTHERS_TASTES = re.compile(
+    rf"^(?:my|our) {_REL}(?: (?-i:[A-Z])\w+)? (?:prefers|likes|loves|uses|hates|thinks|wants)\b"
+    rf"|^我的?{_CJK_REL}(?:喜欢|觉得|想|偏好|讨厌)",
+    re.IGNORECASE,
+)
+# A sentence without a subject that starts with what happened: "Watched a documentary ...".
+_IMPLICIT_I = re.compile(rf"^(?:just |finally |also |then )?{_PAST}\b", re.IGNORECASE)
+_COMMON_STARTS_TEXT = (
+    "the this that these those it its it's she he they them their there here we you your a an "
+    "but and so yes no ok okay not what when where which who how why all some any every each "
+    "one if then also just still really very maybe perhaps probably honestly anyway well oh "
+    "amazing brilliant perfect great good nice cool lovely awesome sure thanks thank sorry "
+    "exactly absolutely definitely totally true right wow haha lol hey hi hello"
+)
+_COMMON_STARTS = frozenset(_COMMON_STARTS_TEXT.split(" "))
+_START_WORD = re.compile(r"^((?-i:[A-Z])[\w-]+)(?:'s)?\b")
+
+
+def _strong(text: str, dated: Dated, reference: date | None) -> bool:
+    """A date other than today, an amount, or a name: something a question could ask for."""
+    if dated.date is not None and not (dated.granularity == "day" and dated.date == reference):
+        return True
+    if _SUBSTANCE.search(text):
+        return True
+    start = _START_WORD.match(text)
+    if start is None or start.group(1).lower() in _COMMON_STARTS:
+        return False
+    # A capital at the start is a name only when it is one's ("Owen's dad") or not English.
+    return start.group(0).endswith("'s") or not start.group(1).isascii()
+
+
+def _fallback(
+    sentence: str,
+    dated: Dated,
+    *,
+    message_ids: list[int],
+    speaker: str,
+    reference: date | None,
+) -> Candidate | None:
+    """A statement no rule reads, kept as said when it holds something checkable."""
+    text = _DISCOURSE.sub("", dated.text).strip()
+    if _NOT_A_FACT.search(text) or _SMALL_TALK.search(text) or _OTHERS_TASTES.match(text):
+        return None
+    if _CJK.search(text):
+        if len(text) < 6:
+            return None
+        if not (_strong(text, dated, reference) or re.search(r"了|过|已经|我", text)):
+            return None
+    else:
+        if len(text.split()) < 3:
+            return None
+        personal = _FIRST_PERSON.search(text) or _IMPLICIT_I.match(text)
+        if not _strong(text, dated, reference) and not (personal and dated.date):
+            return None
+    content = _third_person_start(text, speaker)
+    if speaker and _IMPLICIT_I.match(content):
+        content = f"{speaker} {content[:1].lower()}{content[1:]}"
+    content = clean_content(content)[:MAX_CONTENT_CHARS]
+    if speaker and not content.startswith(speaker):
+        content = f"{speaker}: {content}"
+    return Candidate(
+        kind=Kind.FACT,
+        content=content,
+        message_ids=message_ids,
+        quote=sentence,
+        confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
+        event_date=dated.date,
+        speaker=speaker,
+    )
+
+
+def sentence_candidates(
+    sentence: str,
+    *,
+    message_ids: list[int],
+    speaker: str = "",
+    sent_at: date | datetime | None = None,
+) -> list[Candidate]:
+    """Every statement in one sentence, dated against ``sent_at``.
+
+    ``speaker`` is empty for the account's user and names anyone else, whose
+    statements then name them ("Mia went to ...").
+    """
+    sentence = _LEADING_JUNK.sub("", sentence).strip()
+    if not _is_statement(sentence):
+        return []
+    dated = resolve(sentence, sent_at)
+    text = _DISCOURSE.sub("", dated.text).strip() or dated.text
+    candidates = []
+    seen: set[str] = set()
+    for rule, groups in _matches(text):
+        candidate = _build(
+            rule, groups, sentence=sentence, message_ids=message_ids, kind=None, speaker=speaker
+        )
+        if candidate.content in seen:
+            continue
+        seen.add(candidate.content)
+        candidate.event_date = dated.date
+        candidates.append(candidate)
+    if not candidates:
+        reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
+        fallback = _fallback(
+            sentence, dated, message_ids=message_ids, speaker=speaker, reference=reference
+        )
+        if fallback is not None:
+            candidates.append(fallback)
+    return candidates
+
+
+# The user takes up what the assistant just proposed.
+_ACCEPTS = re.compile(
+    r"^(?:ok(?:ay)?|sure|yes|yeah|yep|yup|great|perfect|sounds good|makes sense|good idea|deal|"
+    r"fine|alright|agreed|fair enough|will do|that works|done|brilliant|love it|nice)\b"
+    r"|\b(?:your suggestion|you suggested|you recommended|what you said|the one you|"
+    r"(?:go|going) with (?:that|it|this|your|what you)|I'll (?:do|try|use|go with) (?:that|it|this|those)|"
+    r"doing (?:exactly )?that|I'm using that|(?:the )?(?:first|second|third|fourth|fifth|last) one|"
+    r"(?:that|this)(?: one)? it is|let's do (?:that|it))\b"
+    r"|^(?:好的?|行|可以|没问题|有道理|这个好|就这么办|听你的)|就按你说的|按你说的|你说的|你推荐的|那就(?:用|按|这么|放|做)|就用你|按这个",
+    re.IGNORECASE,
+)
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "第一": 1, "第二": 2,
+             "第三": 3, "第四": 4, "第五": 5}  # fmt: skip
+_ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth)\b|(第一|第二|第三|第四|第五)", re.I)
+_OPTION = re.compile(r"(?:^|[\s;；:：])(\d)[).、]\s*([^;；\n]+)")
+_RECOMMENDS = [
+    re.compile(
+        r"\b(?:I'd|I would)(?: \w+)? (?:suggest|recommend)(?:ing)? (?:that you )?(?P<v>.+)", re.I
+    ),
+    re.compile(
+        r"\b(?:I suggest|I recommend|I'd go with|I would go with)(?: that you)? (?P<v>.+)", re.I
+    ),
+    re.compile(
+        r"\b(?:I'd|I would)(?: \w+)? (?P<v>(?:use|go with|start with|pick|choose|add|keep|try|store|run|put|set|move) .+)",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:you could|you can|you should|you'll want to|try|consider|simplest version:?|best to) (?P<v>.+)",
+        re.I,
+    ),
+    re.compile(r"(?:建议|推荐|可以试试|可以考虑|最好|不妨)(?P<v>.+)"),
+]
+
+
+def _recommendation(text: str, choice: str) -> str:
+    ordinal = _ORDINAL.search(choice)
+    if ordinal is not None:
+        wanted = _ORDINALS[(ordinal.group(1) or ordinal.group(2)).lower()]
+        for number_text, option in _OPTION.findall(text):
+            if int(number_text) == wanted:
+                return clean_value(option)
+    for sentence in sentences(text):
+        if sentence.endswith(("?", "？")):
+            continue
+        for pattern in _RECOMMENDS:
+            match = pattern.search(sentence)
+            if match is not None:
+                found = match.group("v")
+                if _CJK.search(found):
+                    found = re.split(r"[，,；;]", found)[0]
+                return clean_value(found)
+    return ""
+
+
+def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidate | None:
+    """What the user decided by accepting the assistant's previous turn, if they did."""
+    if not _ACCEPTS.search(user.content.strip()):
+        return None
+    recommendation = _recommendation(assistant.content, user.content)
+    if len(recommendation.split()) < 2 and len(recommendation) < 6:
+        return None
+    recommendation = clean_content(resolve(recommendation, assistant.sent_at).text)
+    recommendation = recommendation[:1].lower() + recommendation[1:]
+    if _CJK.search(recommendation):
+        content = f"采纳建议：{recommendation}"
+    else:
+        content = f"Went with the suggestion: {recommendation}"
+    topic = find_topic(recommendation)
+    return Candidate(
+        kind=Kind.DECISION,
+        content=content[:MAX_CONTENT_CHARS],
+        message_ids=[assistant.id, user.id],
+        quote=user.content.strip()[:MAX_CONTENT_CHARS],
+        tags=[topic[0]] if topic else [],
+        confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
+        subject=f"decision:{topic[0]}" if topic else "",
+        value=topic[1] if topic else "",
+        about_project=bool(topic or _TECHNICAL.search(recommendation)),
     )
 
 
 class RulesExtractor:
+    """Every human's statements, and what the user adopted of the assistant's.
+
+    A message from the account's user is read as the user's own ("Went to
+    ..."); one from another human names them ("Mia went to ..."). An
+    assistant turn yields nothing unless the next user message accepts it.
+    """
+
     name = "rules"
 
     def extract(self, messages: list[WindowMessage], summary: str = "") -> list[Candidate]:
         candidates: list[Candidate] = []
+        previous_assistant: WindowMessage | None = None
         for message in messages:
+            if message.role == "assistant":
+                previous_assistant = message
+                continue
             if message.role != "user":
                 continue
+            speaker = "" if message.is_account_user else (message.speaker or "Someone")
+            if previous_assistant is not None and not speaker:
+                adopted = adopted_candidate(previous_assistant, message)
+                if adopted is not None:
+                    candidates.append(adopted)
+            previous_assistant = None
             for sentence in sentences(message.content):
-                candidate = candidate_from_sentence(sentence, message_ids=[message.id])
-                if candidate is not None:
-                    candidates.append(candidate)
+                candidates.extend(
+                    sentence_candidates(
+                        sentence,
+                        message_ids=[message.id],
+                        speaker=speaker,
+                        sent_at=message.sent_at,
+                    )
+                )
         candidates.extend(summary_candidates(summary))
         return candidates
 
