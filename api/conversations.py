@@ -34,12 +34,34 @@ router = Router(tags=["conversations"])
 MAX_MESSAGES_PER_BATCH = 500
 
 
+class Participant(Schema):
+    name: str = Field(min_length=1, max_length=100)
+    role: Literal["user", "assistant", "system", "tool"] = Field(
+        "user", description="The role of this participant's messages."
+    )
+    is_account_user: bool = Field(
+        False, description="True for the person whose account this is (at most one)."
+    )
+
+
+MAX_PARTICIPANTS = 20
+
+
 class ConversationIn(Schema):
     external_id: str = Field(min_length=1, max_length=200)
     title: str = Field("", max_length=300)
     project: str | int | None = Field(None, description="A project's slug or id you can write to.")
     temporary: bool = Field(False, description="Privacy mode: nothing is extracted.")
     client: str = Field("", max_length=100)
+    participants: list[Participant] | None = Field(
+        None,
+        max_length=MAX_PARTICIPANTS,
+        description=(
+            "Who takes part. Memories about someone other than the account's user name them. "
+            "Default: the account's name for `user` messages, Assistant for `assistant` ones. "
+            "Posting again with participants replaces them."
+        ),
+    )
 
 
 class ConversationOut(Schema):
@@ -49,6 +71,7 @@ class ConversationOut(Schema):
     project: str | None
     temporary: bool
     client: str
+    participants: list[Participant]
     message_count: int
     extracted_through: int
     ended_at: datetime | None
@@ -59,7 +82,14 @@ class MessageIn(Schema):
     external_id: str = Field(min_length=1, max_length=200)
     role: Literal["user", "assistant", "system", "tool"]
     content: str = Field(min_length=1, max_length=100_000)
-    sent_at: datetime | None = None
+    sent_at: datetime | None = Field(
+        None, description="When it was said (default: now); dates in memories count from it."
+    )
+    speaker: str = Field(
+        "",
+        max_length=100,
+        description="A participant's name, when the role alone does not say who spoke.",
+    )
 
 
 class MessagesIn(Schema):
@@ -121,6 +151,7 @@ def _conversation_out(conversation: Conversation) -> dict[str, Any]:
         "project": conversation.project.slug if conversation.project else None,
         "temporary": conversation.temporary,
         "client": conversation.client,
+        "participants": conversation.participants,
         "message_count": conversation.messages.count(),
         "extracted_through": conversation.extracted_through,
         "ended_at": conversation.ended_at,
@@ -167,16 +198,31 @@ def _own_conversation(
     return conversation
 
 
+def _participants(participants: list[Participant] | None) -> list[dict[str, Any]] | None:
+    if participants is None:
+        return None
+    names = [participant.name for participant in participants]
+    if len(set(names)) != len(names):
+        raise ApiError("VALIDATION_ERROR", "Each participant needs a name of their own.")
+    if sum(participant.is_account_user for participant in participants) > 1:
+        raise ApiError("VALIDATION_ERROR", "At most one participant is the account's user.")
+    return [participant.model_dump() for participant in participants]
+
+
 @router.post(
     "/conversations",
     response={200: ConversationOut, 201: ConversationOut},
     summary="Start a conversation (idempotent by external_id)",
 )
 def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status[dict[str, Any]]:
+    participants = _participants(payload.participants)
     existing = Conversation.objects.filter(
         owner_id=request.user.pk, external_id=payload.external_id
     ).first()
     if existing is not None:
+        if participants is not None and participants != existing.participants:
+            existing.participants = participants
+            existing.save(update_fields=["participants", "updated_at"])
         return Status(200, _conversation_out(existing))
     project = _writable_project(request, payload.project) if payload.project is not None else None
     conversation, created = Conversation.objects.get_or_create(
@@ -187,6 +233,7 @@ def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status
             "project": project,
             "temporary": payload.temporary,
             "client": payload.client,
+            "participants": participants or [],
         },
     )
     return Status(201 if created else 200, _conversation_out(conversation))
@@ -227,6 +274,7 @@ def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn
                     role=message.role,
                     content=message.content,
                     external_id=message.external_id,
+                    speaker=message.speaker,
                     position=last,
                     sent_at=message.sent_at or now,
                     created_at=now,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -24,6 +26,9 @@ class Conversation(models.Model):
     # Privacy mode: nothing is extracted from it and nothing is injected into it.
     temporary = models.BooleanField(default=False)
     client = models.CharField(max_length=100, blank=True, default="")
+    # Who takes part: [{"name": "Mia", "role": "user", "is_account_user": true}, …]. A
+    # message names its speaker, or its role stands for the first participant with that role.
+    participants = models.JSONField(default=list, blank=True)
     # Messages up to this position have been read by extraction.
     extracted_through = models.PositiveIntegerField(default=0)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -42,6 +47,26 @@ class Conversation(models.Model):
     def __str__(self) -> str:
         return self.title or self.external_id
 
+    def speaker_of(self, role: str, speaker: str = "") -> Speaker:
+        """Who said a message: the participant it names, else the first with its role, else
+        the account's user for ``user`` messages and "Assistant" for the others."""
+        for participant in self.participants:
+            if speaker and participant.get("name") == speaker:
+                return Speaker(speaker, bool(participant.get("is_account_user")))
+        if speaker:
+            return Speaker(speaker, False)
+        for participant in self.participants:
+            if participant.get("role") == role:
+                return Speaker(participant["name"], bool(participant.get("is_account_user")))
+        if role == MessageRole.USER:
+            return Speaker(self.owner.get_full_name() or self.owner.get_username(), True)
+        return Speaker(_("Assistant") if role == MessageRole.ASSISTANT else role.title(), False)
+
+
+class Speaker(NamedTuple):
+    name: str
+    is_account_user: bool
+
 
 class MessageRole(models.TextChoices):
     USER = "user", _("User")
@@ -57,6 +82,8 @@ class Message(models.Model):
     role = models.CharField(max_length=10, choices=MessageRole.choices)
     content = models.TextField()
     external_id = models.CharField(max_length=200)
+    # A participant's name when the role alone does not say who spoke (two people chatting).
+    speaker = models.CharField(max_length=100, blank=True, default="")
     # 1, 2, 3… in the order received; extraction windows are ranges of positions.
     position = models.PositiveIntegerField()
     sent_at = models.DateTimeField(default=timezone.now)
