@@ -130,3 +130,28 @@ def test_admin_actions_accept_and_reject(alice: Any) -> None:
         client.get("/admin/conversations/extractionrun/?status__exact=succeeded").status_code == 200
     )
     assert client.get("/admin/memoryapp/forgettingreport/").status_code == 200
+
+
+# The settings page reviews by the same rule and through the same service -----------
+
+
+def test_accepting_on_the_settings_page_supersedes_what_the_memory_contradicts(
+    alice: Any,
+) -> None:
+    from recall.injection import PreviewRequest, injection_preview
+
+    old = memory_create(owner=alice, content="Prefers Vue", kind="preference")
+    Memory.objects.update(metadata={"subject": "preference:frontend framework", "value": "vue"})
+    [new] = _pending(alice, ("user", "I now prefer React"))
+    assert new.metadata.get("supersedes") == old.pk
+    response = client_for(alice).post(
+        f"/settings/memories/{new.pk}/review", {"decision": "accept"}
+    )
+    assert response.status_code == 302
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert new.status == Status.ACTIVE
+    assert old.superseded_by_id == new.pk and old.valid_until is not None
+    preview = injection_preview(alice, PreviewRequest(message="frontend framework"))
+    contents = [m["content"] for m in preview["memories"]]
+    assert new.content in contents and old.content not in contents

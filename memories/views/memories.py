@@ -396,7 +396,7 @@ def memory_pin(request: AuthenticatedHttpRequest, memory_id: int) -> HttpRespons
 def memory_review(request: AuthenticatedHttpRequest, memory_id: int) -> HttpResponse:
     memory = _writable_memory(request, memory_id)
     if request.POST.get("decision") == "accept":
-        memory = services.memory_accept(memory=memory, actor=request.user)
+        memory = services.memory_review_accept(memory=memory, actor=request.user)
         return _done(request, _("Memory accepted."), memory=memory)
     memory = services.memory_reject(memory=memory, actor=request.user)
     return _done(request, _("Memory rejected."), memory=memory)
