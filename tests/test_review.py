@@ -135,6 +135,30 @@ def test_admin_actions_accept_and_reject(alice: Any) -> None:
 # The settings page reviews by the same rule and through the same service -----------
 
 
+def test_a_member_may_review_a_project_memory_nowhere(alice: Any, bob: Any, project: Any) -> None:
+    """The review page and the settings page agree: a project's owners and admins review."""
+    [memory] = _pending(bob, ("user", "The project uses WGS84 for coordinates"), project=project)
+    member = client_for(bob)
+    assert member.post(f"/review/{memory.pk}/accept").status_code == 403
+    settings_review = member.post(f"/settings/memories/{memory.pk}/review", {"decision": "accept"})
+    assert settings_review.status_code == 403
+    memory.refresh_from_db()
+    assert memory.status == Status.PENDING
+    page = member.get("/settings/memories", {"state": "pending"}).content.decode()
+    assert f"/settings/memories/{memory.pk}/review" not in page
+    owner = client_for(alice)
+    assert (
+        f"/settings/memories/{memory.pk}/review"
+        in owner.get("/settings/memories", {"state": "pending"}).content.decode()
+    )
+    assert (
+        owner.post(f"/settings/memories/{memory.pk}/review", {"decision": "accept"}).status_code
+        == 302
+    )
+    memory.refresh_from_db()
+    assert memory.status == Status.ACTIVE
+
+
 def test_accepting_on_the_settings_page_supersedes_what_the_memory_contradicts(
     alice: Any,
 ) -> None:
@@ -144,9 +168,7 @@ def test_accepting_on_the_settings_page_supersedes_what_the_memory_contradicts(
     Memory.objects.update(metadata={"subject": "preference:frontend framework", "value": "vue"})
     [new] = _pending(alice, ("user", "I now prefer React"))
     assert new.metadata.get("supersedes") == old.pk
-    response = client_for(alice).post(
-        f"/settings/memories/{new.pk}/review", {"decision": "accept"}
-    )
+    response = client_for(alice).post(f"/settings/memories/{new.pk}/review", {"decision": "accept"})
     assert response.status_code == 302
     old.refresh_from_db()
     new.refresh_from_db()
