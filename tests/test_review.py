@@ -177,3 +177,19 @@ def test_accepting_on_the_settings_page_supersedes_what_the_memory_contradicts(
     preview = injection_preview(alice, PreviewRequest(message="frontend framework"))
     contents = [m["content"] for m in preview["memories"]]
     assert new.content in contents and old.content not in contents
+
+
+def test_an_archived_projects_pending_memories_wait_until_it_is_active_again(
+    alice: Any, bob: Any, project: Any
+) -> None:
+    [memory] = _pending(bob, ("user", "The project uses WGS84 for coordinates"), project=project)
+    project.set_archived(True)
+    owner = client_for(alice)
+    assert memory.content not in owner.get("/review/").content.decode()
+    assert owner.post(f"/review/{memory.pk}/accept").status_code == 403
+    assert (
+        owner.post(f"/settings/memories/{memory.pk}/review", {"decision": "accept"}).status_code
+        == 403
+    )
+    project.set_archived(False)
+    assert owner.post(f"/review/{memory.pk}/accept").status_code == 302

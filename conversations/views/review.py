@@ -31,7 +31,9 @@ def _reviewable_or_error(request: AuthenticatedHttpRequest, memory_id: int) -> M
         .filter(pk=memory_id)
         .exists()
     ):
-        raise PermissionDenied("Only the project's owners and admins review its memories.")
+        raise PermissionDenied(
+            "Only the project's owners and admins review its memories, and not once it is archived."
+        )
     raise Http404("No such pending memory.")
 
 
