@@ -28,6 +28,7 @@ from conversations.extraction.runs import (
 )
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
 from teams.models import Project
+from teams.permissions import can_write_project, projects_readable_by
 
 router = Router(tags=["conversations"])
 
@@ -175,10 +176,10 @@ def run_out(run: ExtractionRun) -> dict[str, Any]:
 
 def _writable_project(request: HttpRequest, reference: str | int) -> Project:
     lookup = {"pk": int(reference)} if str(reference).isdigit() else {"slug": str(reference)}
-    project = Project.objects.for_member(request.user).filter(**lookup).first()
+    project = projects_readable_by(request.user).filter(**lookup).first()
     if project is None:
         raise ApiError("NOT_FOUND", f"No project {reference!r} among your teams' projects.")
-    if not project.can_write(request.user):
+    if not can_write_project(request.user, project):
         raise ApiError(
             "FORBIDDEN",
             "Viewers cannot add conversations to this project, nor anyone to an archived one.",

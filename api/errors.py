@@ -12,6 +12,9 @@ from ninja.errors import AuthorizationError as NinjaAuthorizationError
 
 logger = logging.getLogger(__name__)
 
+# Every code and its status. Several codes share a status (409: CONFLICT for a stale
+# revision, MEMORY_DISABLED when memory is off), so whoever refuses a request names
+# its code (ApiError); a status alone never picks one of them.
 STATUS_CODES = {
     "VALIDATION_ERROR": 400,
     "UNAUTHORIZED": 401,
@@ -25,6 +28,27 @@ STATUS_CODES = {
     "EMBEDDING_DIMENSION_CONFLICT": 503,
     "INTERNAL_ERROR": 500,
 }
+
+# The code and message for an error that came with a status only (ninja's HttpError,
+# or a non-JSON page the middleware turns into JSON): the generic code of each status.
+GENERIC_ERRORS = {
+    400: ("VALIDATION_ERROR", "The request is not valid."),
+    401: ("UNAUTHORIZED", "Send a valid API token as 'Authorization: Bearer <token>'."),
+    403: ("FORBIDDEN", "You may not do this."),
+    404: ("NOT_FOUND", "Not found."),
+    405: ("METHOD_NOT_ALLOWED", "This endpoint does not accept that method."),
+    409: ("CONFLICT", "The request conflicts with the current state; read it again."),
+    413: ("PAYLOAD_TOO_LARGE", "The request body is too large."),
+    429: ("RATE_LIMITED", "Too many requests; slow down."),
+}
+INTERNAL_ERROR = ("INTERNAL_ERROR", "Something went wrong on the server.")
+
+
+def generic_error(status: int) -> tuple[str, str]:
+    """(code, message) for an error known only by its status."""
+    if status in GENERIC_ERRORS:
+        return GENERIC_ERRORS[status]
+    return INTERNAL_ERROR if status >= 500 else GENERIC_ERRORS[400]
 
 
 class ApiError(Exception):
@@ -78,11 +102,11 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     @api.exception_handler(HttpError)
     def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
-        by_status = {code_status: code for code, code_status in STATUS_CODES.items()}
-        code = by_status.get(exc.status_code, "VALIDATION_ERROR")
-        if exc.status_code == 429:
-            code = "RATE_LIMITED"
-        return error_response(code, str(exc))
+        code, _message = generic_error(exc.status_code)
+        return JsonResponse(
+            {"error": {"code": code, "message": str(exc), "details": {}}},
+            status=exc.status_code,
+        )
 
     @api.exception_handler(Exception)
     def internal_error(request: HttpRequest, exc: Exception) -> HttpResponse:

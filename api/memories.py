@@ -23,8 +23,10 @@ from api.errors import ApiError
 from conversations.models import Conversation
 from memories import services
 from memories.models import KIND_ALIASES, Kind, Memory, MemoryQuerySet, Scope
+from memories.permissions import can_change_memory, memories_visible_to
 from memories.retrieval import Filters, search_memories
 from teams.models import Project
+from teams.permissions import can_write_project, projects_readable_by
 
 router = Router(tags=["memories"])
 
@@ -172,7 +174,7 @@ def actor_label(request: ApiRequest) -> str:
 
 
 def visible_memory(request: ApiRequest, memory_id: int) -> Memory:
-    memory = Memory.objects.visible_to(request.user).filter(pk=memory_id).first()
+    memory = memories_visible_to(request.user).filter(pk=memory_id).first()
     if memory is None:
         raise ApiError("NOT_FOUND", f"No memory {memory_id}.")
     return memory
@@ -180,14 +182,14 @@ def visible_memory(request: ApiRequest, memory_id: int) -> Memory:
 
 def writable_memory(request: ApiRequest, memory_id: int) -> Memory:
     memory = visible_memory(request, memory_id)
-    if not memory.can_write(request.user):
+    if not can_change_memory(request.user, memory):
         raise ApiError("FORBIDDEN", "You may read this project's memories but not change them.")
     return memory
 
 
 def member_project(request: ApiRequest, ref: int | str) -> Project:
     """A project of the caller's teams, by id or slug; 404 for any other."""
-    projects = Project.objects.for_member(request.user)
+    projects = projects_readable_by(request.user)
     lookup = Q(pk=int(ref)) if str(ref).isdigit() else Q(slug=str(ref))
     project = projects.filter(lookup).first()
     if project is None:
@@ -258,7 +260,9 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 @router.get("/memories", response=MemoryPage, summary="List memories (newest first)")
 def memory_list(request: ApiRequest, params: Query[ListFilters]) -> dict[str, Any]:
-    memories = filters_from(request, params).apply(_by_state(params.state).visible_to(request.user))
+    memories = filters_from(request, params).apply(
+        memories_visible_to(request.user, _by_state(params.state))
+    )
     if params.cursor:
         created, memory_id = _decode_cursor(params.cursor)
         memories = memories.filter(
@@ -286,7 +290,7 @@ def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
                 {"fields": [{"field": "project", "message": "required for scope=project"}]},
             )
         project = member_project(request, payload.project)
-        if not project.can_write(request.user):
+        if not can_write_project(request.user, project):
             raise ApiError("FORBIDDEN", "Viewers cannot add memories to this project.")
     conversation = None
     if payload.conversation_id:
@@ -344,7 +348,7 @@ def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str,
 
 @router.get("/memories/stats", response=StatsOut, summary="Counts by kind, scope and state")
 def memory_stats(request: ApiRequest) -> dict[str, Any]:
-    memories = Memory.objects.visible_to(request.user)
+    memories = memories_visible_to(request.user)
     in_effect = memories.active()
     states = {
         "active": in_effect.count(),

@@ -5,6 +5,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from api.errors import generic_error
+
 
 class ApiBodySizeLimitMiddleware:
     """Refuse API request bodies over API_MAX_BODY_BYTES before anything reads them."""
@@ -32,18 +34,6 @@ class ApiBodySizeLimitMiddleware:
         return self.get_response(request)
 
 
-# The API error code for each status Django or ninja may answer with a non-JSON page.
-_API_ERROR_CODES = {
-    400: ("VALIDATION_ERROR", "The request is not valid."),
-    401: ("UNAUTHORIZED", "Send a valid API token as 'Authorization: Bearer <token>'."),
-    403: ("FORBIDDEN", "You may not do this."),
-    404: ("NOT_FOUND", "Not found."),
-    405: ("METHOD_NOT_ALLOWED", "This endpoint does not accept that method."),
-    413: ("PAYLOAD_TOO_LARGE", "The request body is too large."),
-    429: ("RATE_LIMITED", "Too many requests; slow down."),
-}
-
-
 class ApiJsonErrorsMiddleware:
     """Turn any non-JSON error under /api/ (a 405 from ninja, a CSRF 403, a 500 page) into JSON.
 
@@ -61,9 +51,7 @@ class ApiJsonErrorsMiddleware:
             or response.get("Content-Type", "").startswith("application/json")
         ):
             return response
-        code, message = _API_ERROR_CODES.get(
-            response.status_code, ("INTERNAL_ERROR", "Something went wrong on the server.")
-        )
+        code, message = generic_error(response.status_code)
         details = {}
         if response.status_code == 405 and response.has_header("Allow"):
             details["allowed"] = [m.strip() for m in response["Allow"].split(",")]

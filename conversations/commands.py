@@ -21,9 +21,11 @@ from accounts.models import MemorySettings
 from conversations.models import Conversation
 from memories import services
 from memories.models import Kind, Memory, MemoryEvent, MemoryQuerySet, Scope, one_line
+from memories.permissions import memories_writable_by
 from memories.retrieval import chat_pool, search_memories
 from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 from teams.models import Project
+from teams.permissions import can_write_project
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -203,7 +205,7 @@ def _remember_project(context: CommandContext, content: str) -> CommandReply:
     project = context.project
     if project is None:
         raise CommandError("VALIDATION_ERROR", context.say("need_project"))
-    if not project.can_write(context.user):
+    if not can_write_project(context.user, project):
         raise CommandError("FORBIDDEN", context.say("viewer", project=project.name))
     memory = services.memory_create(
         owner=context.user,
@@ -307,7 +309,7 @@ def undo_forget(
     memory_ids = set(events.values_list("memory_id", flat=True))
     if not memory_ids or events.exclude(actor=user).exists():
         return None
-    if Memory.objects.writable_by(user).filter(pk__in=memory_ids).count() != len(memory_ids):
+    if memories_writable_by(user).filter(pk__in=memory_ids).count() != len(memory_ids):
         return None
     if not Memory.objects.filter(pk__in=memory_ids, deleted_at__isnull=False).exists():
         return MESSAGES[language]["nothing_to_undo"], []  # type: ignore[return-value]

@@ -18,6 +18,7 @@ from django.utils import timezone
 from accounts.models import MemorySettings
 from conversations.extraction.reconcile import ACTOR_LABEL
 from memories.models import EventAction, Memory, MemoryEvent
+from memories.permissions import memories_writable_by
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -80,6 +81,11 @@ def faded_this_week(user: User) -> int:
 
 
 def batch_belongs_to(batch: uuid.UUID, user: User) -> bool:
-    """The batch is an extraction's and every memory it touched is the user's."""
+    """The batch is an extraction's and every memory it touched is the user's, and one
+    they may still change (not in a project they now only view, nor an archived one)."""
     events = MemoryEvent.objects.filter(batch=batch, actor_label=ACTOR_LABEL)
-    return events.exists() and not events.exclude(memory__owner=user).exists()
+    return (
+        events.exists()
+        and not events.exclude(memory__owner=user).exists()
+        and not events.exclude(memory__in=memories_writable_by(user)).exists()
+    )

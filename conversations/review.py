@@ -1,38 +1,12 @@
-"""Who reviews which pending memory, and what a reviewer sees beside it."""
+"""What a reviewer sees beside a pending memory (who reviews what: ``memories.permissions``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from django.db.models import Q
+from typing import Any
 
 from conversations.models import Message
-from memories.models import Memory, MemoryQuerySet, Scope
-from teams.models import MANAGER_ROLES, Project
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AnonymousUser, User
-
-
-def reviewable_by(user: User | AnonymousUser) -> MemoryQuerySet:
-    """Pending memories ``user`` may accept or reject.
-
-    Staff review everything; a project's owners and admins review its
-    memories; everyone reviews their own personal ones.
-    """
-    pending = Memory.objects.pending_review()
-    if not user.is_authenticated:
-        return pending.none()
-    if user.is_staff:
-        return pending
-    managed = Project.objects.filter(
-        team__memberships__user=user, team__memberships__role__in=MANAGER_ROLES
-    ).values("id")
-    return pending.filter(
-        Q(scope__in=[Scope.USER, Scope.CONVERSATION], owner=user)
-        | Q(scope=Scope.PROJECT, project_id__in=managed)
-    )
+from memories.models import Memory
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from memories.models import Kind, Memory, MemoryQuerySet, Origin, Scope, Status
+from memories.permissions import can_change_memory, can_review_memory, memories_writable_by
 from memories.retrieval import RRF_K, Degraded, similar_memories
 from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 from teams.models import Project
@@ -300,7 +301,7 @@ class _RowMaker:
                 "0" if pinned else "1",
             )
         ]
-        if state == "pending":
+        if state == "pending" and self.source.can_review(memory):
             review = url["memory-review"](pk)
             actions += [
                 RowAction(review, label["Accept"], "decision", "accept"),
@@ -395,20 +396,30 @@ class MemoryListSource:
     can_write: bool = True
     # The projects whose memories the user may change, of those the list shows.
     writable_projects: Sequence[Project] = ()
+    # The projects whose pending memories the user may accept or reject, of those.
+    reviewable_projects: Sequence[Project] = ()
 
     @property
     def writable(self) -> MemoryQuerySet:
-        return self.visible.writable_by(self.user)
+        return memories_writable_by(self.user, self.visible)
 
     @cached_property
     def writable_project_ids(self) -> frozenset[int]:
         return frozenset(project.pk for project in self.writable_projects)
 
+    @cached_property
+    def reviewable_project_ids(self) -> frozenset[int]:
+        return frozenset(project.pk for project in self.reviewable_projects)
+
     def can_change(self, memory: Memory) -> bool:
-        """Whether the user may change ``memory`` (one of ``visible``): as ``writable``, without a query."""
-        if memory.scope == Scope.PROJECT:
-            return memory.project_id in self.writable_project_ids
-        return memory.owner_id == self.user.pk
+        """Whether the user may change ``memory`` (one of ``visible``), without a query."""
+        return can_change_memory(self.user, memory, writable_project_ids=self.writable_project_ids)
+
+    def can_review(self, memory: Memory) -> bool:
+        """Whether the user may accept or reject ``memory`` (one of ``visible``), without a query."""
+        return can_review_memory(
+            self.user, memory, reviewable_project_ids=self.reviewable_project_ids
+        )
 
 
 @dataclass(frozen=True)

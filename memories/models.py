@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -20,7 +19,7 @@ from memories.textsearch import search_document
 from teams.models import Project
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+    from django.contrib.auth.models import AbstractBaseUser
 
 
 class Scope(models.TextChoices):
@@ -115,33 +114,6 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
 
     def forgotten(self) -> MemoryQuerySet:
         return self.filter(deleted_at__isnull=True, forgotten_at__isnull=False)
-
-    def visible_to(
-        self, user: AbstractBaseUser | AnonymousUser, *, project_ids: Sequence[int] | None = None
-    ) -> MemoryQuerySet:
-        """The user's personal and conversation memories, and their projects' memories.
-
-        ``project_ids``: the user's projects, already read (recall does). Literal
-        ids let PostgreSQL use the project index; with the default subquery it
-        scans a whole index instead.
-        """
-        if not user.is_authenticated:
-            return self.none()
-        if project_ids is None:
-            project_ids = Project.objects.for_member(user).values("id")  # type: ignore[assignment]
-        return self.filter(
-            Q(scope__in=[Scope.USER, Scope.CONVERSATION], owner=user)
-            | Q(scope=Scope.PROJECT, project_id__in=project_ids)
-        )
-
-    def writable_by(self, user: AbstractBaseUser | AnonymousUser) -> MemoryQuerySet:
-        if not user.is_authenticated:
-            return self.none()
-        project_ids = Project.objects.writable_by(user).values("id")
-        return self.filter(
-            Q(scope__in=[Scope.USER, Scope.CONVERSATION], owner=user)
-            | Q(scope=Scope.PROJECT, project_id__in=project_ids)
-        )
 
     def personal_of(self, user: AbstractBaseUser) -> MemoryQuerySet:
         return self.filter(scope=Scope.USER, owner=user)
@@ -342,13 +314,6 @@ class Memory(models.Model):
     @property
     def is_superseded(self) -> bool:
         return self.superseded_by_id is not None
-
-    def can_write(self, user: AbstractBaseUser | AnonymousUser) -> bool:
-        if not user.is_authenticated:
-            return False
-        if self.scope == Scope.PROJECT:
-            return self.project is not None and self.project.can_write(user)
-        return self.owner_id == user.pk
 
     def snapshot(self) -> dict[str, Any]:
         """The editable state, as a MemoryEvent stores it before and after a change."""

@@ -58,8 +58,10 @@ from memories.models import (
     Scope,
     vector_bucket,
 )
+from memories.permissions import memories_visible_to
 from memories.textsearch import ACCESS_DOCUMENT_SQL, SEARCH_CONFIG, is_cjk, search_document
 from teams.models import Project
+from teams.permissions import projects_readable_by
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -195,9 +197,12 @@ def candidates(
     ``base_queryset`` replaces the default "in effect at ``as_of``" set (the
     settings page searches its own filtered list); visibility still applies.
     """
-    memories = (
-        base_queryset if base_queryset is not None else Memory.objects.in_effect(as_of)
-    ).visible_to(user, project_ids=member_project_ids(user) if project_ids is None else project_ids)
+    memories = base_queryset if base_queryset is not None else Memory.objects.in_effect(as_of)
+    memories = memories_visible_to(
+        user,
+        memories,
+        project_ids=member_project_ids(user) if project_ids is None else project_ids,
+    )
     if conversation is not None:
         memories = memories.filter(~Q(scope=Scope.CONVERSATION) | Q(conversation=conversation))
     elif not all_conversations:
@@ -307,7 +312,7 @@ def _query_terms(text: str) -> list[str]:
 
 
 def member_project_ids(user: User) -> list[int]:
-    return list(Project.objects.for_member(user).values_list("id", flat=True))
+    return list(projects_readable_by(user).values_list("id", flat=True))
 
 
 def access_lexemes(user: User, project_ids: Sequence[int]) -> tuple[str, ...]:

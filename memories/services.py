@@ -1,7 +1,7 @@
 """Every write to a memory, each recording a MemoryEvent.
 
-Access checks happen before these are called (views and the API use
-``Memory.objects.writable_by(user)``); services trust their caller and keep
+Access checks happen before these are called (views and the API ask
+``memories.permissions``); services trust their caller and keep
 the data consistent: a stale revision is refused, and each change records who
 made it and the state before and after.
 """
@@ -392,26 +392,6 @@ def memory_supersede(
     )
 
 
-@transaction.atomic
-def memory_merge_evidence(
-    *,
-    memory: Memory,
-    evidence: dict[str, Any],
-    confidence_boost: float,
-    actor_label: str,
-    batch: uuid.UUID | None = None,
-) -> Memory:
-    """The same statement was found again: more confidence (at most 1.0) and its evidence kept."""
-    current = _locked(memory)
-    before = current.snapshot()
-    _merge_evidence_into(current, evidence, confidence_boost)
-    current.save(update_fields=["confidence", "evidence", "revision", "updated_at"])
-    _record(
-        current, EventAction.MERGED, actor=None, actor_label=actor_label, before=before, batch=batch
-    )
-    return current
-
-
 def _merge_evidence_into(memory: Memory, evidence: dict[str, Any], confidence_boost: float) -> None:
     memory.evidence = [*memory.evidence, evidence]
     _boost_confidence(memory, confidence_boost)
@@ -420,13 +400,6 @@ def _merge_evidence_into(memory: Memory, evidence: dict[str, Any], confidence_bo
 def _boost_confidence(memory: Memory, confidence_boost: float) -> None:
     memory.confidence = min(1.0, round(memory.confidence + confidence_boost, 4))
     memory.revision += 1
-
-
-def memory_note_rejected_again(*, memory: Memory, actor_label: str) -> MemoryEvent:
-    """Extraction proposed a memory a reviewer had rejected; it stays rejected, and the audit says so."""
-    return _record(
-        memory, EventAction.REJECTED, actor=None, actor_label=actor_label, before=memory.snapshot()
-    )
 
 
 @transaction.atomic
@@ -752,7 +725,7 @@ class MemoryWrites:
     def merge_evidence(
         self, memory: Memory, *, evidence: dict[str, Any], confidence_boost: float
     ) -> None:
-        """As ``memory_merge_evidence``."""
+        """The same statement was found again: more confidence (at most 1.0) and its evidence kept."""
         self._steps.append(("merge", memory, (evidence, confidence_boost)))
 
     def supersede(self, *, old: Memory, new: Memory) -> None:
@@ -760,7 +733,7 @@ class MemoryWrites:
         self._steps.append(("supersede", old, new))
 
     def note_rejected_again(self, memory: Memory) -> None:
-        """As ``memory_note_rejected_again``."""
+        """Extraction proposed a memory a reviewer rejected: it stays rejected; the audit says so."""
         self._steps.append(("rejected_again", memory, None))
 
     def save(self) -> list[Memory]:

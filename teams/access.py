@@ -1,4 +1,4 @@
-"""Who may see and change a team or a project, for the views of every app.
+"""A team or project for a view, as ``teams.permissions`` allows it.
 
 A team or project is invisible to non-members (404, as if it did not exist);
 a member whose role does not allow an action gets 403.
@@ -10,7 +10,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from accounts.http import AuthenticatedHttpRequest
-from teams.models import MANAGER_ROLES, WRITER_ROLES, Membership, Project, Team
+from teams.models import Membership, Project
+from teams.permissions import project_role, role_may_manage, role_may_write
 
 
 def get_membership(
@@ -24,15 +25,9 @@ def get_membership(
     )
     if membership is None:
         raise Http404("No such team.")
-    if manage and membership.role not in MANAGER_ROLES:
+    if manage and not role_may_manage(membership.role):
         raise PermissionDenied("Only owners and admins manage this team.")
     return membership
-
-
-def get_team_for_member(
-    request: AuthenticatedHttpRequest, team_slug: str, *, manage: bool = False
-) -> Team:
-    return get_membership(request, team_slug, manage=manage).team
 
 
 def get_project_for_member(
@@ -44,11 +39,11 @@ def get_project_for_member(
     not archived; ``manage`` requires owner or admin (renaming, archiving).
     """
     project = Project.objects.select_related("team").filter(slug=slug).first()
-    role = project.role_of(request.user) if project else None
+    role = project_role(request.user, project) if project else None
     if project is None or role is None:
         raise Http404("No such project.")
-    if write and (role not in WRITER_ROLES or project.is_archived):
+    if write and not role_may_write(project, role):
         raise PermissionDenied("Viewers and archived projects are read-only.")
-    if manage and role not in MANAGER_ROLES:
+    if manage and not role_may_manage(role):
         raise PermissionDenied("Only owners and admins manage this project.")
     return project, role

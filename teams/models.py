@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-
 
 # An invitation link works for this long.
 INVITATION_VALID_DAYS = 14
@@ -56,11 +52,6 @@ class Role(models.TextChoices):
     VIEWER = "viewer", _("Viewer")
 
 
-# Roles that may write a project's memories, and roles that may manage a team.
-WRITER_ROLES = (Role.OWNER, Role.ADMIN, Role.MEMBER)
-MANAGER_ROLES = (Role.OWNER, Role.ADMIN)
-
-
 class Membership(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
@@ -81,25 +72,7 @@ class Membership(models.Model):
 
 
 class ProjectQuerySet(models.QuerySet["Project"]):
-    def for_member(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
-        """Projects of the teams the user belongs to, whatever the role."""
-        if not user.is_authenticated:
-            return self.none()
-        return self.filter(team__memberships__user=user)
-
-    def for_member_with_role(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
-        """``for_member``, each project with ``member_role``: the user's role in its team."""
-        return self.for_member(user).annotate(member_role=models.F("team__memberships__role"))
-
-    def writable_by(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
-        """Projects whose memories the user may change: a writer role, and not archived."""
-        if not user.is_authenticated:
-            return self.none()
-        return self.filter(
-            team__memberships__user=user,
-            team__memberships__role__in=WRITER_ROLES,
-            archived_at__isnull=True,
-        )
+    """Who may see or change which projects: ``teams.permissions``."""
 
 
 class Project(NamedWithSlug):
@@ -110,20 +83,6 @@ class Project(NamedWithSlug):
 
     class Meta(NamedWithSlug.Meta):
         db_table = "accounts_project"
-
-    def role_of(self, user: AbstractBaseUser | AnonymousUser) -> str | None:
-        if not user.is_authenticated:
-            return None
-        membership = Membership.objects.filter(team_id=self.team_id, user_id=user.pk).first()
-        return membership.role if membership else None
-
-    def can_write(self, user: AbstractBaseUser | AnonymousUser) -> bool:
-        """Whether the user may change the project's memories (an archived project is read-only)."""
-        return self.is_writable_with(self.role_of(user))
-
-    def is_writable_with(self, role: str | None) -> bool:
-        """Whether a member with ``role`` may change the project's memories."""
-        return not self.is_archived and role in WRITER_ROLES
 
     @property
     def is_archived(self) -> bool:

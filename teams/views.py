@@ -21,7 +21,8 @@ from accounts.http import AuthenticatedHttpRequest
 from teams import services
 from teams.access import get_membership, get_project_for_member
 from teams.forms import InvitationForm, ProjectForm, RoleForm, TeamForm
-from teams.models import MANAGER_ROLES, Invitation, Membership, Project, Role
+from teams.models import Invitation, Membership, Project, Role
+from teams.permissions import role_may_manage
 
 
 def _grantable_roles(acting: Membership) -> list[tuple[str, str]]:
@@ -35,7 +36,7 @@ def _grantable_roles(acting: Membership) -> list[tuple[str, str]]:
 
 def _people_context(membership: Membership, invite_form: InvitationForm | None = None) -> dict:
     team = membership.team
-    can_manage = membership.role in MANAGER_ROLES
+    can_manage = role_may_manage(membership.role)
     members = list(team.memberships.select_related("user").order_by("created_at", "id"))
     for member in members:
         member.editable = can_manage and (  # type: ignore[attr-defined]
@@ -288,7 +289,7 @@ def _project_page(
     context = {
         "project": project,
         "role": role,
-        "can_manage": role in MANAGER_ROLES,
+        "can_manage": role_may_manage(role),
         "form": form or ProjectForm(initial={"name": project.name}),
     }
     return render(request, "teams/project_detail.html", context, status=400 if form else 200)

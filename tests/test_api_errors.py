@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client, override_settings
 
@@ -173,3 +175,19 @@ def test_openapi_document_and_offline_docs_page(db):
     html = docs.content.decode()
     assert "/static/ninja/swagger-ui-bundle.js" in html
     assert "cdn." not in html
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(409, "CONFLICT"), (429, "RATE_LIMITED"), (404, "NOT_FOUND"), (503, "INTERNAL_ERROR")],
+)
+def test_an_error_with_a_status_only_gets_the_generic_code_of_that_status(status, code):
+    """Several codes share 409 (CONFLICT, MEMORY_DISABLED): a bare 409 is never "memory is off"."""
+    from django.test import RequestFactory
+    from ninja.errors import HttpError
+
+    from api import api
+
+    response = api.on_exception(RequestFactory().get("/api/v1/memories"), HttpError(status, "No."))
+    assert response.status_code == status
+    assert json.loads(response.content)["error"] == {"code": code, "message": "No.", "details": {}}

@@ -5,14 +5,14 @@ import re
 import pytest
 
 from config.demo import create_demo_user
-from memories.models import Memory
+from memories.permissions import memories_visible_to
 
 
 @pytest.mark.django_db
 def test_demo_user_gets_a_dozen_bilingual_memories_across_kinds_and_scopes_once() -> None:
     user, created = create_demo_user()
     assert created
-    memories = Memory.objects.visible_to(user)
+    memories = memories_visible_to(user)
     assert memories.count() >= 12
     assert len(set(memories.values_list("kind", flat=True))) == 7
     assert set(memories.values_list("scope", flat=True)) == {"user", "project"}
@@ -20,4 +20,4 @@ def test_demo_user_gets_a_dozen_bilingual_memories_across_kinds_and_scopes_once(
     assert any(re.search(r"[\u4e00-\u9fff]", text) for text in contents)
     assert any(text.isascii() for text in contents)
     assert create_demo_user() == (user, False)
-    assert Memory.objects.visible_to(user).count() == len(contents)
+    assert memories_visible_to(user).count() == len(contents)

@@ -7,6 +7,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from memories.models import Memory, Scope, Status
+from memories.permissions import can_change_memory, memories_visible_to, memories_writable_by
 from memories.services import memory_create, memory_delete
 from teams.models import Project
 
@@ -18,16 +19,17 @@ def test_who_sees_what(alice: Any, bob: Any, vera: Any, charlie: Any, project: P
     )
     charlies = memory_create(owner=charlie, content="Charlie's note", actor=charlie)
 
-    assert set(Memory.objects.visible_to(alice)) == {personal, shared}
-    assert set(Memory.objects.visible_to(bob)) == {shared}
-    assert set(Memory.objects.visible_to(vera)) == {shared}
-    assert set(Memory.objects.visible_to(charlie)) == {charlies}
-    assert list(Memory.objects.visible_to(AnonymousUser())) == []
+    assert set(memories_visible_to(alice)) == {personal, shared}
+    assert set(memories_visible_to(bob)) == {shared}
+    assert set(memories_visible_to(vera)) == {shared}
+    assert set(memories_visible_to(charlie)) == {charlies}
+    assert list(memories_visible_to(AnonymousUser())) == []
 
-    assert set(Memory.objects.writable_by(bob)) == {shared}
-    assert list(Memory.objects.writable_by(vera)) == []
-    assert shared.can_write(bob) and not shared.can_write(vera) and not shared.can_write(charlie)
-    assert personal.can_write(alice) and not personal.can_write(bob)
+    assert set(memories_writable_by(bob)) == {shared}
+    assert list(memories_writable_by(vera)) == []
+    assert can_change_memory(bob, shared) and not can_change_memory(vera, shared)
+    assert not can_change_memory(charlie, shared)
+    assert can_change_memory(alice, personal) and not can_change_memory(bob, personal)
 
 
 def test_liveness_and_validity(alice: Any) -> None:

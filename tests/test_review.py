@@ -130,3 +130,66 @@ def test_admin_actions_accept_and_reject(alice: Any) -> None:
         client.get("/admin/conversations/extractionrun/?status__exact=succeeded").status_code == 200
     )
     assert client.get("/admin/memoryapp/forgettingreport/").status_code == 200
+
+
+# The settings page reviews by the same rule and through the same service -----------
+
+
+def test_a_member_may_review_a_project_memory_nowhere(alice: Any, bob: Any, project: Any) -> None:
+    """The review page and the settings page agree: a project's owners and admins review."""
+    [memory] = _pending(bob, ("user", "The project uses WGS84 for coordinates"), project=project)
+    member = client_for(bob)
+    assert member.post(f"/review/{memory.pk}/accept").status_code == 403
+    settings_review = member.post(f"/settings/memories/{memory.pk}/review", {"decision": "accept"})
+    assert settings_review.status_code == 403
+    memory.refresh_from_db()
+    assert memory.status == Status.PENDING
+    page = member.get("/settings/memories", {"state": "pending"}).content.decode()
+    assert f"/settings/memories/{memory.pk}/review" not in page
+    owner = client_for(alice)
+    assert (
+        f"/settings/memories/{memory.pk}/review"
+        in owner.get("/settings/memories", {"state": "pending"}).content.decode()
+    )
+    assert (
+        owner.post(f"/settings/memories/{memory.pk}/review", {"decision": "accept"}).status_code
+        == 302
+    )
+    memory.refresh_from_db()
+    assert memory.status == Status.ACTIVE
+
+
+def test_accepting_on_the_settings_page_supersedes_what_the_memory_contradicts(
+    alice: Any,
+) -> None:
+    from recall.injection import PreviewRequest, injection_preview
+
+    old = memory_create(owner=alice, content="Prefers Vue", kind="preference")
+    Memory.objects.update(metadata={"subject": "preference:frontend framework", "value": "vue"})
+    [new] = _pending(alice, ("user", "I now prefer React"))
+    assert new.metadata.get("supersedes") == old.pk
+    response = client_for(alice).post(f"/settings/memories/{new.pk}/review", {"decision": "accept"})
+    assert response.status_code == 302
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert new.status == Status.ACTIVE
+    assert old.superseded_by_id == new.pk and old.valid_until is not None
+    preview = injection_preview(alice, PreviewRequest(message="frontend framework"))
+    contents = [m["content"] for m in preview["memories"]]
+    assert new.content in contents and old.content not in contents
+
+
+def test_an_archived_projects_pending_memories_wait_until_it_is_active_again(
+    alice: Any, bob: Any, project: Any
+) -> None:
+    [memory] = _pending(bob, ("user", "The project uses WGS84 for coordinates"), project=project)
+    project.set_archived(True)
+    owner = client_for(alice)
+    assert memory.content not in owner.get("/review/").content.decode()
+    assert owner.post(f"/review/{memory.pk}/accept").status_code == 403
+    assert (
+        owner.post(f"/settings/memories/{memory.pk}/review", {"decision": "accept"}).status_code
+        == 403
+    )
+    project.set_archived(False)
+    assert owner.post(f"/review/{memory.pk}/accept").status_code == 302

@@ -45,6 +45,7 @@ from memories.models import Memory, Origin, Scope, Status, vector_bucket
 from memories.services import MemoryWrites, new_memory
 from memories.textsearch import SEARCH_CONFIG, terms
 from teams.models import Project
+from teams.permissions import can_write_project
 
 logger = logging.getLogger(__name__)
 
@@ -206,7 +207,7 @@ class Reconciler:
         self.status = Status.PENDING if review else Status.ACTIVE
         project = conversation.project
         self.project: Project | None = (
-            project if project is not None and project.can_write(self.owner) else None
+            project if project is not None and can_write_project(self.owner, project) else None
         )
         self.threshold = settings.MEMORY_DUPLICATE_JACCARD
         self.tally = Tally()

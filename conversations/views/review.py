@@ -12,8 +12,9 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.http import AuthenticatedHttpRequest
-from conversations.review import review_items, reviewable_by
+from conversations.review import review_items
 from memories.models import Kind, Memory
+from memories.permissions import memories_reviewable_by, memories_visible_to
 from memories.services import memory_reject, memory_review_accept
 
 PAGE_SIZE = 50
@@ -22,11 +23,17 @@ MAX_CONTENT_CHARS = 2000
 
 def _reviewable_or_error(request: AuthenticatedHttpRequest, memory_id: int) -> Memory:
     """The pending memory, 404 when the user cannot see it, 403 when they may not review it."""
-    memory = reviewable_by(request.user).filter(pk=memory_id).first()
+    memory = memories_reviewable_by(request.user).filter(pk=memory_id).first()
     if memory is not None:
         return memory
-    if Memory.objects.pending_review().visible_to(request.user).filter(pk=memory_id).exists():
-        raise PermissionDenied("Only the project's owners and admins review its memories.")
+    if (
+        memories_visible_to(request.user, Memory.objects.pending_review())
+        .filter(pk=memory_id)
+        .exists()
+    ):
+        raise PermissionDenied(
+            "Only the project's owners and admins review its memories, and not once it is archived."
+        )
     raise Http404("No such pending memory.")
 
 
@@ -44,7 +51,9 @@ def _done(request: AuthenticatedHttpRequest, memory: Memory, verdict: str) -> Ht
 @login_required
 @require_GET
 def review_list(request: AuthenticatedHttpRequest) -> HttpResponse:
-    queryset = reviewable_by(request.user).select_related("owner", "project", "conversation")
+    queryset = memories_reviewable_by(request.user).select_related(
+        "owner", "project", "conversation"
+    )
     memories = list(queryset.order_by("created_at", "id")[:PAGE_SIZE])
     return render(
         request,
@@ -105,7 +114,7 @@ def review_bulk(request: AuthenticatedHttpRequest) -> HttpResponse:
     if action not in ("accept", "reject") or not ids:
         messages.error(request, _("Select memories, then accept or reject them."))
         return redirect("review-list")
-    memories = list(reviewable_by(request.user).filter(pk__in=ids))
+    memories = list(memories_reviewable_by(request.user).filter(pk__in=ids))
     for memory in memories:
         if action == "accept":
             memory_review_accept(memory=memory, actor=request.user)

@@ -9,6 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from memories.memory_files import MemoryFilesTarget
 from teams.models import Membership, Project, Role
+from teams.permissions import can_read_project
 
 
 def add_target_arguments(parser: CommandParser) -> None:
@@ -45,6 +46,6 @@ def target_from_options(options: dict[str, Any]) -> MemoryFilesTarget:
         if owner is None:
             raise CommandError(f"Project {project.slug} has no owner; give --user.")
         user = owner.user
-    elif project.role_of(user) is None:
+    elif not can_read_project(user, project):
         raise CommandError(f"{user.email} is not a member of {project.slug}.")
     return MemoryFilesTarget(user=user, project=project)

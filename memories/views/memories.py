@@ -39,21 +39,35 @@ from memories.memory_list import (
     memory_rows,
 )
 from memories.models import Kind, Memory, MemoryEvent, Scope
+from memories.permissions import (
+    can_change_memory,
+    can_review_memory,
+    memories_visible_to,
+    memories_writable_by,
+)
 from teams.access import get_project_for_member
-from teams.models import Project
+from teams.permissions import projects_readable_with_role, role_may_review, role_may_write
 
 # Access checks ---------------------------------------------------------------
 
 
 def visible_memory(request: AuthenticatedHttpRequest, memory_id: int) -> Memory:
     """The memory if the user may see it; 404 otherwise, as if it did not exist."""
-    return get_object_or_404(Memory.objects.visible_to(request.user), pk=memory_id)
+    return get_object_or_404(memories_visible_to(request.user), pk=memory_id)
 
 
 def _writable_memory(request: AuthenticatedHttpRequest, memory_id: int) -> Memory:
     """The memory if the user may change it; 403 for a project viewer."""
     memory = visible_memory(request, memory_id)
-    if not memory.can_write(request.user):
+    if not can_change_memory(request.user, memory):
+        raise PermissionDenied
+    return memory
+
+
+def _reviewable_memory(request: AuthenticatedHttpRequest, memory_id: int) -> Memory:
+    """The memory if the user may accept or reject it; 403 for one they only see."""
+    memory = visible_memory(request, memory_id)
+    if not can_review_memory(request.user, memory):
         raise PermissionDenied
     return memory
 
@@ -70,7 +84,7 @@ def _batch_of_user(request: AuthenticatedHttpRequest, raw_batch: str) -> uuid.UU
         or events.exclude(actor=request.user).exists()
     ):
         raise Http404
-    writable = Memory.objects.writable_by(request.user)
+    writable = memories_writable_by(request.user)
     if events.exclude(memory__in=writable).exists():
         raise Http404
     return batch
@@ -80,10 +94,10 @@ def _batch_of_user(request: AuthenticatedHttpRequest, raw_batch: str) -> uuid.UU
 
 
 def _settings_source(request: AuthenticatedHttpRequest) -> MemoryListSource:
-    projects = list(Project.objects.for_member_with_role(request.user))
-    # The same memories as visible_to, also spelled with literal project ids so that
+    projects = list(projects_readable_with_role(request.user))
+    # The same memories as memories_visible_to, also spelled with literal project ids so that
     # PostgreSQL can combine the owner and project indexes instead of a subplan.
-    visible = Memory.objects.visible_to(request.user).filter(
+    visible = memories_visible_to(request.user).filter(
         Q(owner=request.user) | Q(project__in=[project.pk for project in projects])
     )
     return MemoryListSource(
@@ -92,7 +106,8 @@ def _settings_source(request: AuthenticatedHttpRequest) -> MemoryListSource:
         clearable=visible.exclude(scope=Scope.PROJECT),
         url=reverse("memory-list"),
         projects=projects,
-        writable_projects=[p for p in projects if p.is_writable_with(p.member_role)],  # type: ignore[attr-defined]
+        writable_projects=[p for p in projects if role_may_write(p, p.member_role)],  # type: ignore[attr-defined]
+        reviewable_projects=[p for p in projects if role_may_review(p, p.member_role)],  # type: ignore[attr-defined]
     )
 
 
@@ -100,7 +115,7 @@ def _project_source(request: AuthenticatedHttpRequest, slug: str) -> MemoryListS
     """One project's shared memories: 404 for non-members, read-only for viewers."""
     project, role = get_project_for_member(request, slug)
     visible = Memory.objects.of_project(project)
-    can_write = project.is_writable_with(role)
+    can_write = role_may_write(project, role)
     return MemoryListSource(
         user=request.user,
         visible=visible,
@@ -109,6 +124,7 @@ def _project_source(request: AuthenticatedHttpRequest, slug: str) -> MemoryListS
         project=project,
         can_write=can_write,
         writable_projects=[project] if can_write else [],
+        reviewable_projects=[project] if role_may_review(project, role) else [],
     )
 
 
@@ -394,9 +410,9 @@ def memory_pin(request: AuthenticatedHttpRequest, memory_id: int) -> HttpRespons
 @login_required
 @require_POST
 def memory_review(request: AuthenticatedHttpRequest, memory_id: int) -> HttpResponse:
-    memory = _writable_memory(request, memory_id)
+    memory = _reviewable_memory(request, memory_id)
     if request.POST.get("decision") == "accept":
-        memory = services.memory_accept(memory=memory, actor=request.user)
+        memory = services.memory_review_accept(memory=memory, actor=request.user)
         return _done(request, _("Memory accepted."), memory=memory)
     memory = services.memory_reject(memory=memory, actor=request.user)
     return _done(request, _("Memory rejected."), memory=memory)

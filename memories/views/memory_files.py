@@ -25,6 +25,7 @@ from memories import services
 from memories.memory_files import ImportPlan, MemoryFilesTarget, read_uploads, tree_to_zip
 from memories.models import EventAction, MemoryEvent
 from teams.access import get_project_for_member
+from teams.permissions import can_write_project
 
 _URL_NAMES = ("files", "files-export", "files-preview", "files-confirm", "files-undo")
 
@@ -49,7 +50,7 @@ def _urls(target: MemoryFilesTarget) -> dict[str, str]:
 
 def _can_import(request: AuthenticatedHttpRequest, target: MemoryFilesTarget) -> bool:
     project = target.project
-    return project is None or (project.can_write(request.user) and not project.is_archived)
+    return project is None or can_write_project(request.user, project)
 
 
 def _context(

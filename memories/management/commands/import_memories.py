@@ -11,6 +11,7 @@ from django.urls import reverse
 from memories import services
 from memories.management.files_target import add_target_arguments, target_from_options
 from memories.memory_files import ImportPlan, read_directory
+from teams.permissions import can_write_project
 
 
 class Command(BaseCommand):
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         if options["dry_run"] or not plan.can_apply:
             return
         project = target.project
-        if project is not None and (project.is_archived or not project.can_write(target.user)):
+        if project is not None and not can_write_project(target.user, project):
             raise CommandError(f"{target.user.email} cannot change {project.slug}.")
         batch = services.memories_import(
             plan=plan,
