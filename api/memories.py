@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from django.db.models import Count, Q
 from django.utils.dateparse import parse_datetime
@@ -22,14 +22,16 @@ from api.auth import ApiRequest
 from api.errors import ApiError
 from conversations.models import Conversation
 from memories import services
-from memories.models import KIND_ALIASES, Kind, Memory, MemoryQuerySet, Scope
+from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, MemoryQuerySet, Scope
 from memories.retrieval import Filters, search_memories
 from teams.models import Project
 
 router = Router(tags=["memories"])
 
 MAX_CONTENT = 10_000
+# Spelt out for the OpenAPI schema; the conditions are models.STATE_CONDITIONS.
 States = Literal["active", "pending", "rejected", "trash", "forgotten", "all"]
+assert set(get_args(States)) == {*LISTED_STATES, "all"}, "api States out of step with the model"
 
 
 def normalise_kind(value: str) -> str:
@@ -222,18 +224,7 @@ def _kind_param(value: str) -> str:
 
 
 def _by_state(state: str) -> MemoryQuerySet:
-    memories = Memory.objects.all()
-    if state == "active":
-        return memories.active()
-    if state == "pending":
-        return memories.pending_review()
-    if state == "rejected":
-        return memories.alive().filter(status="rejected")
-    if state == "trash":
-        return memories.in_trash()
-    if state == "forgotten":
-        return memories.forgotten()
-    return memories
+    return Memory.objects.in_state(state)
 
 
 def _encode_cursor(memory: Memory) -> str:
@@ -346,13 +337,7 @@ def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str,
 def memory_stats(request: ApiRequest) -> dict[str, Any]:
     memories = Memory.objects.visible_to(request.user)
     in_effect = memories.active()
-    states = {
-        "active": in_effect.count(),
-        "pending": memories.pending_review().count(),
-        "rejected": memories.alive().filter(status="rejected").count(),
-        "trash": memories.in_trash().count(),
-        "forgotten": memories.forgotten().count(),
-    }
+    states = {state: memories.in_state(state).count() for state in LISTED_STATES}
     by_kind = dict(in_effect.values_list("kind").annotate(n=Count("id")).order_by())
     by_scope = dict(in_effect.values_list("scope").annotate(n=Count("id")).order_by())
     return {

@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.models import EventAction, ForgettingReport, Memory, MemoryEvent
+from memories.models import EventAction, ForgettingReport, Memory, MemoryEvent, state_sql
 
 ACTOR_LABEL = "forgetting"
 
@@ -64,9 +64,7 @@ _DAYS_UNUSED = (
 _RELEVANCE = (
     f"(exp(-%(rate)s::float8 * {_DAYS_UNUSED}) * (1 + ln(1 + m.access_count)) * m.importance)"
 )
-_ELIGIBLE = (
-    "m.deleted_at IS NULL AND m.forgotten_at IS NULL AND m.status = 'active' AND NOT m.pinned"
-)
+_ELIGIBLE = f"{state_sql('active', 'm')} AND NOT m.pinned"
 _FORGET = f"({_RELEVANCE} < %(forget_below)s OR (m.kind = 'context' AND {_DAYS_UNUSED} >= %(context_days)s))"
 
 

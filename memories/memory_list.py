@@ -29,7 +29,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from memories.models import Kind, Memory, MemoryQuerySet, Origin, Scope, Status
+from memories.models import STATE_CONDITIONS, Kind, Memory, MemoryQuerySet, Origin, Scope
 from memories.retrieval import RRF_K, Degraded, similar_memories
 from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 from teams.models import Project
@@ -53,17 +53,8 @@ STATES: dict[str, Any] = {
     "forgotten": _("Forgotten"),
     "trash": _("Trash"),
 }
-# What each state tab holds; Memory.state names the same four states for one memory.
-STATE_CONDITIONS: dict[str, Q] = {
-    "active": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.ACTIVE),
-    "pending": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.PENDING),
-    "forgotten": Q(deleted_at__isnull=True, forgotten_at__isnull=False),
-    "trash": Q(deleted_at__isnull=False),
-}
-
-_STATE_COUNTS = {
-    state: Count("id", filter=condition) for state, condition in STATE_CONDITIONS.items()
-}
+# What each tab holds is the state's one definition (models.STATE_CONDITIONS).
+_STATE_COUNTS = {state: Count("id", filter=STATE_CONDITIONS[state]) for state in STATES}
 
 SORTS: dict[str, Any] = {
     "relevance": _("Best match"),

@@ -21,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories.models import (
     DEFAULT_IMPORTANCE,
+    STATE_CONDITIONS,
     EventAction,
     Kind,
     Memory,
@@ -507,7 +508,7 @@ def memories_delete(
         memories,
         EventAction.DELETED,
         {"deleted_at": timezone.now()},
-        applies=Q(deleted_at__isnull=True),
+        applies=~STATE_CONDITIONS["trash"],
         actor=actor,
         actor_label=actor_label,
     )
@@ -653,7 +654,7 @@ def memories_restore(
         memories,
         EventAction.RESTORED,
         {"deleted_at": None, "forgotten_at": None},
-        applies=Q(deleted_at__isnull=False) | Q(forgotten_at__isnull=False),
+        applies=STATE_CONDITIONS["trash"] | STATE_CONDITIONS["forgotten"],
         actor=actor,
         actor_label=actor_label,
     )

@@ -38,7 +38,7 @@ from memories.memory_list import (
     MemoryListSource,
     memory_rows,
 )
-from memories.models import Kind, Memory, MemoryEvent, Scope
+from memories.models import STATE_CONDITIONS, Kind, Memory, MemoryEvent, Scope
 from teams.access import get_project_for_member
 from teams.models import Project
 
@@ -500,7 +500,7 @@ def _refuse(request: AuthenticatedHttpRequest, message: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def memory_clear(request: AuthenticatedHttpRequest) -> HttpResponse:
     source, _filters = _writable_source(request)
-    clearable = source.clearable.filter(deleted_at__isnull=True).filter(
+    clearable = source.clearable.exclude(STATE_CONDITIONS["trash"]).filter(
         pk__in=source.writable.values("pk")
     )
     count = clearable.count()
