@@ -22,8 +22,9 @@ from api.auth import ApiRequest
 from api.errors import ApiError
 from conversations.models import Conversation
 from memories import services
-from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, MemoryQuerySet, Scope
-from memories.retrieval import Filters, search_memories
+from memories.filters import MemoryFilters, clean_tag
+from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, Scope
+from memories.retrieval import search_memories
 from teams.models import Project
 
 router = Router(tags=["memories"])
@@ -205,14 +206,17 @@ def require_memory_enabled(request: ApiRequest) -> None:
         )
 
 
-def filters_from(request: ApiRequest, params: ListFilters | SearchParams) -> Filters:
-    return Filters(
+def filters_from(request: ApiRequest, params: ListFilters | SearchParams) -> MemoryFilters:
+    """The API's list or search parameters as the filters the pages and recall use."""
+    return MemoryFilters(
+        q=params.q if isinstance(params, SearchParams) else "",
         kinds=(_kind_param(params.kind),) if params.kind else (),
         scopes=(params.scope,) if params.scope else (),
         project_ids=(member_project(request, params.project).pk,) if params.project else (),
-        tags=(params.tag.strip().lower().lstrip("#"),) if params.tag else (),
+        tags=(clean_tag(params.tag),) if params.tag else (),
         created_after=params.created_after,
         created_before=params.created_before,
+        state=params.state if isinstance(params, ListFilters) else "active",
     )
 
 
@@ -221,10 +225,6 @@ def _kind_param(value: str) -> str:
         return normalise_kind(value)
     except ValueError as exc:
         raise ApiError("VALIDATION_ERROR", str(exc), {"fields": [{"field": "kind"}]}) from exc
-
-
-def _by_state(state: str) -> MemoryQuerySet:
-    return Memory.objects.in_state(state)
 
 
 def _encode_cursor(memory: Memory) -> str:
@@ -249,7 +249,8 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 @router.get("/memories", response=MemoryPage, summary="List memories (newest first)")
 def memory_list(request: ApiRequest, params: Query[ListFilters]) -> dict[str, Any]:
-    memories = filters_from(request, params).apply(_by_state(params.state).visible_to(request.user))
+    filters = filters_from(request, params)
+    memories = filters.narrow(filters.in_state(Memory.objects.visible_to(request.user)))
     if params.cursor:
         created, memory_id = _decode_cursor(params.cursor)
         memories = memories.filter(
@@ -315,11 +316,12 @@ def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
 
 @router.get("/memories/search", response=SearchOut, summary="Search memories (hybrid)")
 def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str, Any]:
+    filters = filters_from(request, params)
     result = search_memories(
         request.user,
-        params.q,
+        filters.q,
         as_of=params.as_of,
-        filters=filters_from(request, params),
+        filters=filters,
         limit=params.limit,
         min_score=params.min_score,
     )
