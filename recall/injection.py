@@ -263,6 +263,7 @@ _uses: dict[int, tuple[int, datetime]] = {}
 _uses_lock = threading.Lock()
 _uses_flush_queued = False
 
+# Bookkeeping, not a change with an event (see memories.services' docstring).
 _COUNT_USES_SQL = f"""
 UPDATE {Memory._meta.db_table} m
 SET access_count = m.access_count + v.uses,
