@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from django.db.models import Count, Q
 from django.utils.dateparse import parse_datetime
@@ -22,16 +22,19 @@ from api.auth import ApiRequest
 from api.errors import ApiError
 from conversations.models import Conversation
 from memories import services
-from memories.models import KIND_ALIASES, Kind, Memory, MemoryQuerySet, Scope
+from memories.filters import MemoryFilters, clean_tag
+from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, Scope
 from memories.permissions import can_change_memory, memories_visible_to
-from memories.retrieval import Filters, search_memories
+from memories.retrieval import search_memories
 from teams.models import Project
 from teams.permissions import can_write_project, projects_readable_by
 
 router = Router(tags=["memories"])
 
 MAX_CONTENT = 10_000
+# Spelt out for the OpenAPI schema; the conditions are models.STATE_CONDITIONS.
 States = Literal["active", "pending", "rejected", "trash", "forgotten", "all"]
+assert set(get_args(States)) == {*LISTED_STATES, "all"}, "api States out of step with the model"
 
 
 def normalise_kind(value: str) -> str:
@@ -205,14 +208,17 @@ def require_memory_enabled(request: ApiRequest) -> None:
         )
 
 
-def filters_from(request: ApiRequest, params: ListFilters | SearchParams) -> Filters:
-    return Filters(
+def filters_from(request: ApiRequest, params: ListFilters | SearchParams) -> MemoryFilters:
+    """The API's list or search parameters as the filters the pages and recall use."""
+    return MemoryFilters(
+        q=params.q if isinstance(params, SearchParams) else "",
         kinds=(_kind_param(params.kind),) if params.kind else (),
         scopes=(params.scope,) if params.scope else (),
         project_ids=(member_project(request, params.project).pk,) if params.project else (),
-        tags=(params.tag.strip().lower().lstrip("#"),) if params.tag else (),
+        tags=(clean_tag(params.tag),) if params.tag else (),
         created_after=params.created_after,
         created_before=params.created_before,
+        state=params.state if isinstance(params, ListFilters) else "active",
     )
 
 
@@ -221,21 +227,6 @@ def _kind_param(value: str) -> str:
         return normalise_kind(value)
     except ValueError as exc:
         raise ApiError("VALIDATION_ERROR", str(exc), {"fields": [{"field": "kind"}]}) from exc
-
-
-def _by_state(state: str) -> MemoryQuerySet:
-    memories = Memory.objects.all()
-    if state == "active":
-        return memories.active()
-    if state == "pending":
-        return memories.pending_review()
-    if state == "rejected":
-        return memories.alive().filter(status="rejected")
-    if state == "trash":
-        return memories.in_trash()
-    if state == "forgotten":
-        return memories.forgotten()
-    return memories
 
 
 def _encode_cursor(memory: Memory) -> str:
@@ -260,9 +251,8 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 @router.get("/memories", response=MemoryPage, summary="List memories (newest first)")
 def memory_list(request: ApiRequest, params: Query[ListFilters]) -> dict[str, Any]:
-    memories = filters_from(request, params).apply(
-        memories_visible_to(request.user, _by_state(params.state))
-    )
+    filters = filters_from(request, params)
+    memories = filters.narrow(filters.in_state(memories_visible_to(request.user)))
     if params.cursor:
         created, memory_id = _decode_cursor(params.cursor)
         memories = memories.filter(
@@ -328,11 +318,12 @@ def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
 
 @router.get("/memories/search", response=SearchOut, summary="Search memories (hybrid)")
 def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str, Any]:
+    filters = filters_from(request, params)
     result = search_memories(
         request.user,
-        params.q,
+        filters.q,
         as_of=params.as_of,
-        filters=filters_from(request, params),
+        filters=filters,
         limit=params.limit,
         min_score=params.min_score,
     )
@@ -350,13 +341,7 @@ def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str,
 def memory_stats(request: ApiRequest) -> dict[str, Any]:
     memories = memories_visible_to(request.user)
     in_effect = memories.active()
-    states = {
-        "active": in_effect.count(),
-        "pending": memories.pending_review().count(),
-        "rejected": memories.alive().filter(status="rejected").count(),
-        "trash": memories.in_trash().count(),
-        "forgotten": memories.forgotten().count(),
-    }
+    states = {state: memories.in_state(state).count() for state in LISTED_STATES}
     by_kind = dict(in_effect.values_list("kind").annotate(n=Count("id")).order_by())
     by_scope = dict(in_effect.values_list("scope").annotate(n=Count("id")).order_by())
     return {

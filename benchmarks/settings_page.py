@@ -42,8 +42,9 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from accounts.models import MemorySettings  # noqa: E402
+from memories.filters import MemoryFilters  # noqa: E402
 from memories.jobs import embed_memories  # noqa: E402
-from memories.memory_list import MemoryFilters, MemoryListPage  # noqa: E402
+from memories.memory_list import MemoryListPage  # noqa: E402
 from memories.models import Kind, Memory  # noqa: E402
 from memories.textsearch import search_document  # noqa: E402
 from memories.views.memories import LIST_SOURCES  # noqa: E402

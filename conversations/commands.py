@@ -311,7 +311,7 @@ def undo_forget(
         return None
     if memories_writable_by(user).filter(pk__in=memory_ids).count() != len(memory_ids):
         return None
-    if not Memory.objects.filter(pk__in=memory_ids, deleted_at__isnull=False).exists():
+    if not Memory.objects.in_trash().filter(pk__in=memory_ids).exists():
         return MESSAGES[language]["nothing_to_undo"], []  # type: ignore[return-value]
     restored = services.memory_undo_batch(batch=token, actor=user, actor_label=actor_label)
     return str(MESSAGES[language]["undone"]).format(count=len(restored)), restored

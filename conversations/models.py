@@ -60,7 +60,9 @@ class Conversation(models.Model):
                 return Speaker(participant["name"], bool(participant.get("is_account_user")))
         if role == MessageRole.USER:
             return Speaker(self.owner.get_full_name() or self.owner.get_username(), True)
-        return Speaker(str(_("Assistant")) if role == MessageRole.ASSISTANT else role.title(), False)
+        return Speaker(
+            str(_("Assistant")) if role == MessageRole.ASSISTANT else role.title(), False
+        )
 
 
 class Speaker(NamedTuple):

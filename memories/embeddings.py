@@ -326,6 +326,7 @@ def store_embeddings(rows: Sequence[tuple[int, str]], provider: EmbeddingProvide
     """Embed ``(memory id, content)`` rows and store the vectors in one UPDATE.
 
     Rows whose content changed meanwhile are left alone: the edit enqueued its own job.
+    Bookkeeping, not a change with an event (see ``services``' docstring).
     """
     if not rows:
         return 0

@@ -16,7 +16,8 @@ relevance = exp(-rate * days unused) * (1 + ln(1 + uses)) * importance, where
 
 One statement per range of ids updates every memory of the range it
 concerns and writes their MemoryEvents (INSERT … SELECT from the UPDATE's
-RETURNING); the whole pass is one transaction. A ForgettingReport per day
+RETURNING), built from ``services``' event SQL (columns, snapshot, before,
+actor label) as every other writer's are; the whole pass is one transaction. A ForgettingReport per day
 makes a second pass the same day a no-op.
 """
 
@@ -32,28 +33,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.models import EventAction, ForgettingReport, Memory, MemoryEvent
+from memories.models import EventAction, ForgettingReport, Memory, state_sql
+from memories.services import FORGETTING_ACTOR_LABEL, before_sql, insert_events_sql, snapshot_sql
 
-ACTOR_LABEL = "forgetting"
+ACTOR_LABEL = FORGETTING_ACTOR_LABEL
 
 _MEMORY = Memory._meta.db_table
-_EVENT = MemoryEvent._meta.db_table
-
-
-def _iso(column: str) -> str:
-    return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
-
-
-def _snapshot(alias: str) -> str:
-    """Memory.snapshot() in SQL."""
-    return f"""jsonb_build_object(
-        'content', {alias}.content, 'kind', {alias}.kind, 'scope', {alias}.scope,
-        'project_id', {alias}.project_id, 'tags', to_jsonb({alias}.tags),
-        'importance', {alias}.importance, 'confidence', {alias}.confidence,
-        'pinned', {alias}.pinned, 'status', {alias}.status,
-        'deleted_at', {_iso(f"{alias}.deleted_at")}, 'forgotten_at', {_iso(f"{alias}.forgotten_at")},
-        'valid_until', {_iso(f"{alias}.valid_until")},
-        'superseded_by_id', {alias}.superseded_by_id, 'revision', {alias}.revision)"""
 
 
 # In double precision: EXTRACT returns numeric, and exp() of a numeric over a million rows
@@ -64,9 +49,7 @@ _DAYS_UNUSED = (
 _RELEVANCE = (
     f"(exp(-%(rate)s::float8 * {_DAYS_UNUSED}) * (1 + ln(1 + m.access_count)) * m.importance)"
 )
-_ELIGIBLE = (
-    "m.deleted_at IS NULL AND m.forgotten_at IS NULL AND m.status = 'active' AND NOT m.pinned"
-)
+_ELIGIBLE = f"{state_sql('active', 'm')} AND NOT m.pinned"
 _FORGET = f"({_RELEVANCE} < %(forget_below)s OR (m.kind = 'context' AND {_DAYS_UNUSED} >= %(context_days)s))"
 
 
@@ -84,6 +67,18 @@ _UNUSED = f"({_DAYS_UNUSED} >= %(unused_days)s AND {_not_since('confidence_lower
 # Only forgetting writes an indexed column (forgotten_at); a fade leaves every
 # index alone, so it is a heap-only update when its page has room.
 _IN_RANGE = "m.id >= %(first)s AND m.id < %(stop)s"
+
+# Each changed row's event, built as services builds every event.
+_BEFORE_FORGOTTEN = before_sql("after", "revision", {"forgotten_at": "NULL"})
+_BEFORE_FADED = before_sql(
+    "after", "revision", {"importance": "importance_before", "confidence": "confidence_before"}
+)
+_INSERT_EVENTS = insert_events_sql(f"""
+    SELECT id, CASE WHEN forget THEN '{EventAction.FORGOTTEN}' ELSE '{EventAction.DECAYED}' END,
+           NULL::integer, '{ACTOR_LABEL}',
+           CASE WHEN forget THEN {_BEFORE_FORGOTTEN} ELSE {_BEFORE_FADED} END,
+           after, %(batch)s::uuid, %(now)s
+    FROM changed""")
 
 _PASS_SQL = f"""
 WITH target AS (
@@ -107,18 +102,9 @@ WITH target AS (
     FROM target WHERE m.id = target.id AND {_IN_RANGE} AND {_ELIGIBLE}
     RETURNING m.id, m.kind, m.revision, target.forget, target.fade, target.unused,
               target.importance AS importance_before, target.confidence AS confidence_before,
-              {_snapshot("m")} AS after
+              {snapshot_sql("m")} AS after
 ), events AS (
-    INSERT INTO {_EVENT} (memory_id, action, actor_label, before, after, batch, created_at)
-    SELECT id, CASE WHEN forget THEN '{EventAction.FORGOTTEN}' ELSE '{EventAction.DECAYED}' END,
-           '{ACTOR_LABEL}',
-           after || CASE WHEN forget
-               THEN jsonb_build_object('forgotten_at', NULL, 'revision', revision - 1)
-               ELSE jsonb_build_object('importance', importance_before,
-                                       'confidence', confidence_before, 'revision', revision - 1)
-           END,
-           after, %(batch)s, %(now)s
-    FROM changed
+    {_INSERT_EVENTS}
 )
 SELECT kind, count(*) FILTER (WHERE forget), count(*) FILTER (WHERE fade),
        count(*) FILTER (WHERE unused)

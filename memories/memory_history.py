@@ -10,7 +10,8 @@ from django.utils import formats
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
-from memories.memory_list import STATES, MemoryFilters
+from memories.filters import MemoryFilters
+from memories.memory_list import STATES
 from memories.models import Kind, MemoryEvent, Scope, Status
 
 if TYPE_CHECKING:

@@ -2,15 +2,16 @@
 
 The settings page lists everything a user may see; a project's page (later)
 lists one project's memories. Both are a ``MemoryListSource`` (which memories,
-at which URL) read through ``MemoryFilters`` parsed from the query string, so
-a filtered view is a bookmarkable URL and the same templates serve both.
+at which URL) read through ``filters.MemoryFilters`` parsed from the query string
+(the object the API and recall use too), so a filtered view is a bookmarkable URL
+and the same templates serve both.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,6 @@ from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db.models import Case, Count, F, FloatField, Q, Value, When, Window
 from django.db.models.functions import Cast, RowNumber
-from django.http import QueryDict
 from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils import timezone
@@ -29,7 +29,15 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from memories.models import Kind, Memory, MemoryQuerySet, Origin, Scope, Status
+from memories.filters import (
+    MAX_PAGES,
+    PAGE_STATES,
+    PERSONAL,
+    PROJECT_PREFIX,
+    SORTS,
+    MemoryFilters,
+)
+from memories.models import STATE_CONDITIONS, Kind, Memory, MemoryQuerySet, Origin, Scope
 from memories.permissions import can_change_memory, can_review_memory, memories_writable_by
 from memories.retrieval import RRF_K, Degraded, similar_memories
 from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
@@ -40,13 +48,8 @@ if TYPE_CHECKING:
     from django.db.models.expressions import OrderBy
 
 PAGE_SIZE = 20
-# "Load more" goes this far; beyond it, search or filter.
-MAX_PAGES = 50
-MAX_QUERY_LENGTH = 200
 # A search lists at most this many memories found by meaning alone (besides its word matches).
 SIMILAR_MATCHES = 20
-PERSONAL = "personal"
-PROJECT_PREFIX = "project:"
 
 STATES: dict[str, Any] = {
     "active": _("Active"),
@@ -54,19 +57,10 @@ STATES: dict[str, Any] = {
     "forgotten": _("Forgotten"),
     "trash": _("Trash"),
 }
-# What each state tab holds; Memory.state names the same four states for one memory.
-STATE_CONDITIONS: dict[str, Q] = {
-    "active": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.ACTIVE),
-    "pending": Q(deleted_at__isnull=True, forgotten_at__isnull=True, status=Status.PENDING),
-    "forgotten": Q(deleted_at__isnull=True, forgotten_at__isnull=False),
-    "trash": Q(deleted_at__isnull=False),
-}
+# What each tab holds is the state's one definition (models.STATE_CONDITIONS).
+_STATE_COUNTS = {state: Count("id", filter=STATE_CONDITIONS[state]) for state in STATES}
 
-_STATE_COUNTS = {
-    state: Count("id", filter=condition) for state, condition in STATE_CONDITIONS.items()
-}
-
-SORTS: dict[str, Any] = {
+SORT_LABELS: dict[str, Any] = {
     "relevance": _("Best match"),
     "newest": _("Newest"),
     "last_used": _("Last used"),
@@ -422,131 +416,29 @@ class MemoryListSource:
         )
 
 
-@dataclass(frozen=True)
-class MemoryFilters:
-    """The list's filters as they appear in the URL: q, kind (repeated), scope, state, sort, page.
+def search_among(filters: MemoryFilters, queryset: MemoryQuerySet) -> SearchMatch | None:
+    """What the search box finds among ``queryset``'s memories under the other filters."""
+    return SearchMatch.among(filters.narrow(queryset), filters.q) if filters.q else None
 
-    ``memory`` narrows the list to one memory: the activity feed links to it that way.
+
+def filtered(
+    filters: MemoryFilters, queryset: MemoryQuerySet, search: SearchMatch | None = None
+) -> MemoryQuerySet:
+    """The search and every other filter but the state: the state is a tab, applied apart
+    so every tab has a count.
+
+    ``search``: this ``search_among(filters, queryset)`` when the caller has it already.
     """
+    search = search or search_among(filters, queryset)
+    queryset = filters.narrow(queryset)
+    return queryset.filter(search.condition) if search else queryset
 
-    q: str = ""
-    kinds: tuple[str, ...] = ()
-    scope: str = ""
-    state: str = "active"
-    # Empty: best match when searching, else newest (``sort_order``).
-    sort: str = ""
-    page: int = 1
-    memory: int = 0
 
-    @classmethod
-    def from_query(cls, params: QueryDict, projects: Sequence[Project] = ()) -> MemoryFilters:
-        """Read filters from a query string; anything unknown falls back to its default."""
-        kinds = tuple(dict.fromkeys(k for k in params.getlist("kind") if k in Kind.values))
-        scopes = {PERSONAL} | {PROJECT_PREFIX + project.slug for project in projects}
-        scope = params.get("scope", "")
-        state = params.get("state", "")
-        sort = params.get("sort", "")
-        try:
-            page = min(max(int(params.get("page", "1")), 1), MAX_PAGES)
-        except ValueError:
-            page = 1
-        memory = params.get("memory", "")
-        return cls(
-            q=" ".join(params.get("q", "").split())[:MAX_QUERY_LENGTH],
-            kinds=kinds,
-            scope=scope if scope in scopes else "",
-            state=state if state in STATES else "active",
-            sort=sort if sort in SORTS else "",
-            page=page,
-            memory=int(memory) if memory.isdigit() and len(memory) < 19 else 0,
-        )
-
-    @classmethod
-    def from_url(cls, url: str, projects: Sequence[Project] = ()) -> MemoryFilters:
-        query = url.split("?", 1)[1] if "?" in url else ""
-        return cls.from_query(QueryDict(query), projects)
-
-    def querystring(self, **changes: Any) -> str:
-        """The query string of these filters with ``changes``, defaults left out."""
-        filters = replace(self, **changes)
-        params = QueryDict(mutable=True)
-        if filters.q:
-            params["q"] = filters.q
-        params.setlist("kind", list(filters.kinds))
-        for name, default in (("scope", ""), ("state", "active"), ("sort", "")):
-            value = getattr(filters, name)
-            if value != default:
-                params[name] = value
-        if filters.memory:
-            params["memory"] = str(filters.memory)
-        if filters.page > 1:
-            params["page"] = str(filters.page)
-        return params.urlencode()
-
-    @property
-    def is_narrowed(self) -> bool:
-        """Whether search, kind, scope or a single memory hide some of the memories."""
-        return bool(self.q or self.kinds or self.scope or self.memory)
-
-    @property
-    def default_sort(self) -> str:
-        return "relevance" if self.q else "newest"
-
-    @property
-    def sort_order(self) -> str:
-        """The sort asked for, or the default: best match when searching, else newest."""
-        if self.sort == "relevance" and not self.q:
-            return self.default_sort
-        return self.sort or self.default_sort
-
-    def search(self, queryset: MemoryQuerySet) -> SearchMatch | None:
-        """What the search box finds among ``queryset``'s memories under the other filters."""
-        return SearchMatch.among(self.narrow(queryset), self.q) if self.q else None
-
-    def apply(self, queryset: MemoryQuerySet, search: SearchMatch | None = None) -> MemoryQuerySet:
-        """Search, kind and scope; the state is a tab, applied apart so every tab has a count.
-
-        ``search``: this ``search(queryset)`` when the caller has it already.
-        """
-        search = search or self.search(queryset)
-        queryset = self.narrow(queryset)
-        return queryset.filter(search.condition) if search else queryset
-
-    def narrow(self, queryset: MemoryQuerySet) -> MemoryQuerySet:
-        """Kind, scope and the single memory: every filter but the search and the state."""
-        if self.memory:
-            queryset = queryset.filter(pk=self.memory)
-        if self.kinds:
-            queryset = queryset.filter(kind__in=self.kinds)
-        if self.scope == PERSONAL:
-            queryset = queryset.exclude(scope=Scope.PROJECT)
-        elif self.scope.startswith(PROJECT_PREFIX):
-            queryset = queryset.filter(
-                scope=Scope.PROJECT, project__slug=self.scope.removeprefix(PROJECT_PREFIX)
-            )
-        return queryset
-
-    def matching(
-        self, queryset: MemoryQuerySet, search: SearchMatch | None = None
-    ) -> MemoryQuerySet:
-        """Everything these filters select, in the current state tab."""
-        return self.apply(queryset, search).filter(STATE_CONDITIONS[self.state])
-
-    @property
-    def narrows_by_kind_and_scope_only(self) -> bool:
-        return not (self.q or self.memory)
-
-    def selects(self, kind: str, scope: str, project_slug: str) -> bool:
-        """Whether ``apply``'s kind and scope filters keep a memory of this kind, scope and project."""
-        if self.kinds and kind not in self.kinds:
-            return False
-        if self.scope == PERSONAL:
-            return scope != Scope.PROJECT
-        if self.scope.startswith(PROJECT_PREFIX):
-            return scope == Scope.PROJECT and project_slug == self.scope.removeprefix(
-                PROJECT_PREFIX
-            )
-        return True
+def matching(
+    filters: MemoryFilters, queryset: MemoryQuerySet, search: SearchMatch | None = None
+) -> MemoryQuerySet:
+    """Everything the filters select, in the current state tab."""
+    return filters.in_state(filtered(filters, queryset, search))
 
 
 @dataclass
@@ -598,19 +490,19 @@ class MemoryListPage:
     @property
     def ordered(self) -> MemoryQuerySet:
         """The memories of the current tab in the order the list shows them."""
-        in_tab = self.selected.filter(STATE_CONDITIONS[self.filters.state])
+        in_tab = self.filters.in_state(self.selected)
         if self.search is not None and self.sort == "relevance":
             return self.search.best_first(in_tab)
         return in_tab.order_by(*SORT_ORDERS[self.sort])
 
     @cached_property
     def search(self) -> SearchMatch | None:
-        return self.filters.search(self.source.visible)
+        return search_among(self.filters, self.source.visible)
 
     @cached_property
     def selected(self) -> MemoryQuerySet:
         """What search, kind and scope select, in every state."""
-        return self.filters.apply(self.source.visible, self.search)
+        return filtered(self.filters, self.source.visible, self.search)
 
     @property
     def sort(self) -> str:
@@ -723,10 +615,14 @@ class MemoryListPage:
         default = self.filters.default_sort
         return [
             ("" if value == default else value, label, value == self.filters.sort_order)
-            for value, label in SORTS.items()
+            for value, label in SORT_LABELS.items()
             if value != "relevance" or self.filters.q
         ]
 
     @property
     def clear_filters_querystring(self) -> str:
         return MemoryFilters(state=self.filters.state, sort=self.filters.sort).querystring()
+
+
+assert tuple(SORT_LABELS) == SORTS, "memory_list.SORT_LABELS out of step with filters.SORTS"
+assert set(STATES) == set(PAGE_STATES), "memory_list.STATES out of step with filters.PAGE_STATES"

@@ -87,13 +87,60 @@ class Status(models.TextChoices):
     REJECTED = "rejected", _("Rejected")
 
 
+# The states a memory can be in, defined once: each as a Q object for querysets and as the
+# same condition in SQL for the set-based statements (reconcile, forgetting). The queryset
+# methods below, the settings page's state tabs, the API's ``state`` parameter and that SQL
+# all take their condition from here; tests check each pair selects the same rows.
+#   alive      not in the trash and not forgotten
+#   active     alive, and accepted (what recall may use, once valid_at)
+#   pending    alive, waiting for review
+#   rejected   alive, turned down in review (kept so extraction does not propose it again)
+#   forgotten  faded by forgetting, not in the trash (restorable)
+#   trash      deleted (restorable)
+#   current    not ended and not superseded (still valid, whatever the time)
+_ALIVE_SQL = "{t}deleted_at IS NULL AND {t}forgotten_at IS NULL"
+_STATE_SQL_TEMPLATES: dict[str, str] = {
+    "alive": _ALIVE_SQL,
+    "active": f"{_ALIVE_SQL} AND {{t}}status = '{Status.ACTIVE.value}'",
+    "pending": f"{_ALIVE_SQL} AND {{t}}status = '{Status.PENDING.value}'",
+    "rejected": f"{_ALIVE_SQL} AND {{t}}status = '{Status.REJECTED.value}'",
+    "forgotten": "{t}deleted_at IS NULL AND {t}forgotten_at IS NOT NULL",
+    "trash": "{t}deleted_at IS NOT NULL",
+    "current": "{t}valid_until IS NULL AND {t}superseded_by_id IS NULL",
+}
+_ALIVE = Q(deleted_at__isnull=True, forgotten_at__isnull=True)
+STATE_CONDITIONS: dict[str, Q] = {
+    "alive": _ALIVE,
+    "active": _ALIVE & Q(status=Status.ACTIVE),
+    "pending": _ALIVE & Q(status=Status.PENDING),
+    "rejected": _ALIVE & Q(status=Status.REJECTED),
+    "forgotten": Q(deleted_at__isnull=True, forgotten_at__isnull=False),
+    "trash": Q(deleted_at__isnull=False),
+    "current": Q(valid_until__isnull=True, superseded_by__isnull=True),
+}
+
+
+def state_sql(state: str, alias: str = "") -> str:
+    """``STATE_CONDITIONS[state]`` as SQL, its columns qualified by ``alias`` if given."""
+    return "(" + _STATE_SQL_TEMPLATES[state].format(t=f"{alias}." if alias else "") + ")"
+
+
+STATE_SQL: dict[str, str] = {state: state_sql(state) for state in _STATE_SQL_TEMPLATES}
+# The states a person picks from (the settings page's tabs, the API's ``state``): one each.
+LISTED_STATES = ("active", "pending", "rejected", "trash", "forgotten")
+
+
 class MemoryQuerySet(models.QuerySet["Memory"]):
+    def in_state(self, state: str) -> MemoryQuerySet:
+        """The memories in ``state`` (a key of STATE_CONDITIONS); "all": every one."""
+        return self if state == "all" else self.filter(STATE_CONDITIONS[state])
+
     def alive(self) -> MemoryQuerySet:
         """Not in the trash and not forgotten."""
-        return self.filter(deleted_at__isnull=True, forgotten_at__isnull=True)
+        return self.in_state("alive")
 
     def active(self) -> MemoryQuerySet:
-        return self.alive().filter(status=Status.ACTIVE)
+        return self.in_state("active")
 
     def valid_at(self, when: Any = None) -> MemoryQuerySet:
         """True at ``when`` (default now): started, and not yet ended or superseded."""
@@ -107,13 +154,20 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         return self.active().valid_at(when)
 
     def pending_review(self) -> MemoryQuerySet:
-        return self.alive().filter(status=Status.PENDING)
+        return self.in_state("pending")
+
+    def rejected(self) -> MemoryQuerySet:
+        return self.in_state("rejected")
 
     def in_trash(self) -> MemoryQuerySet:
-        return self.filter(deleted_at__isnull=False)
+        return self.in_state("trash")
 
     def forgotten(self) -> MemoryQuerySet:
-        return self.filter(deleted_at__isnull=True, forgotten_at__isnull=False)
+        return self.in_state("forgotten")
+
+    def current(self) -> MemoryQuerySet:
+        """Still valid: not ended and not superseded (reconcile compares against these)."""
+        return self.in_state("current")
 
     def personal_of(self, user: AbstractBaseUser) -> MemoryQuerySet:
         return self.filter(scope=Scope.USER, owner=user)
@@ -216,14 +270,14 @@ class Memory(models.Model):
             models.Index(
                 fields=["owner", "status", "-created_at"],
                 name="memory_owner_live_idx",
-                condition=Q(deleted_at__isnull=True, forgotten_at__isnull=True),
+                condition=STATE_CONDITIONS["alive"],
             ),
             models.Index(fields=["owner", "scope", "-created_at"], name="memory_owner_scope_idx"),
             # The "faded this week" notice counts these on every page that shows memories.
             models.Index(
                 fields=["owner", "forgotten_at"],
                 name="memory_owner_forgotten_idx",
-                condition=Q(deleted_at__isnull=True, forgotten_at__isnull=False),
+                condition=STATE_CONDITIONS["forgotten"],
             ),
             models.Index(
                 fields=["project", "status", "-created_at"],

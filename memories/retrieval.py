@@ -50,6 +50,7 @@ from memories.embeddings import (
     get_provider,
     vector_literal,
 )
+from memories.filters import NO_FILTERS, MemoryFilters
 from memories.models import (
     HNSW_INDEX_PREFIX,
     VECTOR_BUCKETS,
@@ -102,32 +103,6 @@ MAX_QUERY_TERMS = 8
 MAX_MATCH_SHARE = 0.015
 STATISTICS_CACHE_SECONDS = 300.0
 _statistics_cache: tuple[float, TableStatistics] | None = None
-
-
-@dataclass(frozen=True)
-class Filters:
-    kinds: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()
-    project_ids: tuple[int, ...] = ()
-    # A memory must carry every one of these tags.
-    tags: tuple[str, ...] = ()
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-
-    def apply(self, memories: MemoryQuerySet) -> MemoryQuerySet:
-        if self.kinds:
-            memories = memories.filter(kind__in=self.kinds)
-        if self.scopes:
-            memories = memories.filter(scope__in=self.scopes)
-        if self.project_ids:
-            memories = memories.filter(project_id__in=self.project_ids)
-        if self.tags:
-            memories = memories.filter(tags__contains=list(self.tags))
-        if self.created_after:
-            memories = memories.filter(created_at__gte=self.created_after)
-        if self.created_before:
-            memories = memories.filter(created_at__lt=self.created_before)
-        return memories
 
 
 @dataclass
@@ -185,7 +160,7 @@ def candidates(
     as_of: datetime | None = None,
     conversation: Conversation | None = None,
     all_conversations: bool = True,
-    filters: Filters = Filters(),
+    filters: MemoryFilters = NO_FILTERS,
     base_queryset: MemoryQuerySet | None = None,
     project_ids: Sequence[int] | None = None,
 ) -> MemoryQuerySet:
@@ -207,7 +182,7 @@ def candidates(
         memories = memories.filter(~Q(scope=Scope.CONVERSATION) | Q(conversation=conversation))
     elif not all_conversations:
         memories = memories.exclude(scope=Scope.CONVERSATION)
-    return filters.apply(memories)
+    return filters.narrow(memories)
 
 
 @dataclass(frozen=True)
@@ -676,7 +651,7 @@ def search_memories(
     base_queryset: MemoryQuerySet | None = None,
     as_of: datetime | None = None,
     conversation: Conversation | None = None,
-    filters: Filters = Filters(),
+    filters: MemoryFilters = NO_FILTERS,
     limit: int = 20,
     min_score: float = 0.0,
     mode: str = "hybrid",

@@ -1,9 +1,36 @@
-"""Every write to a memory, each recording a MemoryEvent.
+"""Every write to a memory, each recording a MemoryEvent; the one place events are built.
 
 Access checks happen before these are called (views and the API ask
 ``memories.permissions``); services trust their caller and keep
 the data consistent: a stale revision is refused, and each change records who
 made it and the state before and after.
+
+Events are built here only. A single change (``memory_update``, ``memory_delete``…) and the
+batched writers (``_set_state_of_many``, ``memories_create``, ``MemoryWrites`` for a job's
+many changes) all build their events with ``_event`` from the memory's ``snapshot()``
+before and after the change, and insert many at once with ``_save_events``. Writers in
+set-based SQL, too slow to load rows into Python (``forgetting``: a million rows a night),
+build the same event rows in SQL from what this module gives them: ``insert_events_sql``
+(the event columns), ``snapshot_sql`` (``Memory.snapshot()`` in SQL, the ``after``),
+``before_sql`` (the ``before``: the snapshot after, the changed fields put back, the revision
+one lower) and the actions and actor labels (``EventAction``, ``FORGETTING_ACTOR_LABEL``).
+
+Bookkeeping written outside events, on purpose (not part of a snapshot, never undone):
+
+- ``access_count`` and ``last_accessed_at``: recall's use counts
+  (``recall.injection``'s batched UPDATE after each injection). A use is not a change
+  of what the memory says; an event per use would grow the history by every prompt.
+  Forgetting reads them, and its own changes are recorded.
+- ``embedding`` and ``embedding_model``: the vector of the content
+  (``embeddings.store_embeddings``, from a job after a change). It is derived from
+  content whose change already has its event, and is recomputed, not restored, after
+  an undo.
+- ``search_document`` / ``search_vector``: derived from content and tags likewise.
+- ``faded_at`` and ``confidence_lowered_at``: forgetting's own once-per-period marks,
+  written by the same statement as its events.
+
+None of these writes touches a snapshot field (``BOOKKEEPING_FIELDS``; a test checks), so
+they need no event and bypass none.
 """
 
 from __future__ import annotations
@@ -21,6 +48,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories.models import (
     DEFAULT_IMPORTANCE,
+    STATE_CONDITIONS,
     EventAction,
     Kind,
     Memory,
@@ -69,12 +97,60 @@ def _event(
     )
 
 
-_INSERT_EVENTS_SQL = f"""
-INSERT INTO {MemoryEvent._meta.db_table}
-    (memory_id, action, actor_id, actor_label, before, after, batch, created_at)
-SELECT * FROM unnest(%s::bigint[], %s::text[], %s::integer[], %s::text[], %s::text[]::jsonb[],
-                     %s::text[]::jsonb[], %s::uuid[], %s::timestamptz[])
-"""
+# Written outside events (see the module's docstring); none is in Memory.snapshot().
+BOOKKEEPING_FIELDS = (
+    "access_count",
+    "last_accessed_at",
+    "embedding",
+    "embedding_model",
+    "search_document",
+    "search_vector",
+    "faded_at",
+    "confidence_lowered_at",
+)
+
+# Who a change made by no person is recorded as (MemoryEvent.actor_label).
+FORGETTING_ACTOR_LABEL = "forgetting"
+
+# A MemoryEvent row, in the order the set-based inserts give them.
+EVENT_COLUMNS = ("memory_id", "action", "actor_id", "actor_label", "before", "after", "batch")
+
+
+def insert_events_sql(rows: str) -> str:
+    """INSERT of the events ``rows`` (SQL giving EVENT_COLUMNS and created_at, in order) selects."""
+    columns = ", ".join((*EVENT_COLUMNS, "created_at"))
+    return f"INSERT INTO {MemoryEvent._meta.db_table} ({columns})\n{rows}"
+
+
+def _iso_sql(column: str) -> str:
+    """A timestamp column as ``datetime.isoformat()`` writes it in UTC (as snapshot() does)."""
+    return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
+
+
+def snapshot_sql(alias: str) -> str:
+    """``Memory.snapshot()`` in SQL, of the row ``alias``: an event's ``after``."""
+    return f"""jsonb_build_object(
+        'content', {alias}.content, 'kind', {alias}.kind, 'scope', {alias}.scope,
+        'project_id', {alias}.project_id, 'tags', to_jsonb({alias}.tags),
+        'importance', {alias}.importance, 'confidence', {alias}.confidence,
+        'pinned', {alias}.pinned, 'status', {alias}.status,
+        'deleted_at', {_iso_sql(f"{alias}.deleted_at")},
+        'forgotten_at', {_iso_sql(f"{alias}.forgotten_at")},
+        'valid_until', {_iso_sql(f"{alias}.valid_until")},
+        'superseded_by_id', {alias}.superseded_by_id, 'revision', {alias}.revision)"""
+
+
+def before_sql(after: str, revision: str, put_back: dict[str, str]) -> str:
+    """An event's ``before`` in SQL: the snapshot ``after`` with the changed fields put back
+    (field: SQL of its old value) and the revision one lower (every change raises it)."""
+    pairs = ", ".join(f"'{field}', {value}" for field, value in put_back.items())
+    return f"({after} || jsonb_build_object({pairs}, 'revision', {revision} - 1))"
+
+
+_INSERT_EVENTS_SQL = insert_events_sql(
+    """SELECT * FROM unnest(%s::bigint[], %s::text[], %s::integer[], %s::text[],
+                     %s::text[]::jsonb[], %s::text[]::jsonb[], %s::uuid[], %s::timestamptz[])"""
+)
 
 
 def _save_events(events: list[MemoryEvent]) -> None:
@@ -480,7 +556,7 @@ def memories_delete(
         memories,
         EventAction.DELETED,
         {"deleted_at": timezone.now()},
-        applies=Q(deleted_at__isnull=True),
+        applies=~STATE_CONDITIONS["trash"],
         actor=actor,
         actor_label=actor_label,
     )
@@ -626,7 +702,7 @@ def memories_restore(
         memories,
         EventAction.RESTORED,
         {"deleted_at": None, "forgotten_at": None},
-        applies=Q(deleted_at__isnull=False) | Q(forgotten_at__isnull=False),
+        applies=STATE_CONDITIONS["trash"] | STATE_CONDITIONS["forgotten"],
         actor=actor,
         actor_label=actor_label,
     )

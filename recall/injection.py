@@ -12,19 +12,14 @@ first, then by kind, then by id (not by score, which drifts as memories get
 used), so the same data gives the same bytes and the same SHA-256 hash, and
 an LLM's prompt cache keeps hitting.
 
-Tokens are estimated, not counted with a model's tokenizer (which differs per
-model): each CJK character (Chinese, Japanese kana, Korean) is one token, and
-every other run of characters is one token per 4 characters, rounded up.
-Tokenizers such as cl100k and o200k give about that for English and slightly
-less than one token per Chinese character, so the estimate errs on the safe side.
+Tokens are estimated (``memories.tokens.estimate_tokens``, the estimate extraction's
+windows use too), not counted with a model's tokenizer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -50,6 +45,7 @@ from memories.retrieval import (
     rank,
     scored,
 )
+from memories.tokens import estimate_tokens
 from recall.models import AccessLog
 from teams.models import Project
 
@@ -77,20 +73,6 @@ XML_TAGS = {
     "conversation": "conversation-memory",
 }
 KIND_ORDER = {kind: index for index, kind in enumerate(Kind.values)}
-
-_CJK_CHAR = re.compile(
-    "[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
-)
-
-
-def estimate_tokens(text: str) -> int:
-    """One token per CJK character, one per 4 other characters of each run (see module doc)."""
-    tokens = 0
-    for run in _CJK_CHAR.split(text):
-        if run:
-            tokens += math.ceil(len(run) / 4)
-    return tokens + len(_CJK_CHAR.findall(text))
-
 
 # Pinned memories are always candidates, up to this many (the first made).
 PINNED_LIMIT = 100
@@ -281,6 +263,7 @@ _uses: dict[int, tuple[int, datetime]] = {}
 _uses_lock = threading.Lock()
 _uses_flush_queued = False
 
+# Bookkeeping, not a change with an event (see memories.services' docstring).
 _COUNT_USES_SQL = f"""
 UPDATE {Memory._meta.db_table} m
 SET access_count = m.access_count + v.uses,

@@ -42,7 +42,9 @@ def test_participants_are_stored_returned_and_replaced_by_posting_again(alice: A
     ],
 )
 def test_invalid_participants_are_refused(alice: Any, participants: list[Any]) -> None:
-    response = post_json(api_client(alice), BASE, {"external_id": "c", "participants": participants})
+    response = post_json(
+        api_client(alice), BASE, {"external_id": "c", "participants": participants}
+    )
     assert response.status_code in (400, 422)
     assert response.json()["error"]["code"] == "VALIDATION_ERROR"
     assert not Conversation.objects.exists()

@@ -13,8 +13,9 @@ from accounts.models import MemorySettings
 from conversations.models import Conversation
 from memories import services, side_connections
 from memories.models import Memory, Scope
+from memories.tokens import estimate_tokens
 from recall import injection
-from recall.injection import PreviewRequest, estimate_tokens, injection_preview
+from recall.injection import PreviewRequest, injection_preview
 from recall.models import AccessLog
 from tests.recall_helpers import remember
 

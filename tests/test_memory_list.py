@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from django.http import QueryDict
 
-from memories.memory_list import MemoryFilters, SearchMatch, highlight
+from memories.filters import MemoryFilters
+from memories.memory_list import SearchMatch, highlight
 from memories.models import Memory
 from memories.services import memory_create
 from teams.models import Project

@@ -51,3 +51,68 @@ def test_liveness_and_validity(alice: Any) -> None:
     assert list(Memory.objects.pending_review()) == [pending]
     assert list(Memory.objects.in_trash()) == [trashed]
     assert list(Memory.objects.forgotten()) == [forgotten]
+
+
+def test_each_state_selects_the_same_rows_in_sql_and_as_a_queryset(alice: Any) -> None:
+    """models.STATE_CONDITIONS (querysets, page tabs, the API) and state_sql (reconcile's and
+    forgetting's SQL) are one definition: over a memory in every state they agree."""
+    from django.db import connection
+
+    from memories.models import LISTED_STATES, STATE_CONDITIONS, STATE_SQL, state_sql
+
+    now = timezone.now()
+    rows = {
+        name: memory_create(owner=alice, content=name, actor=alice)
+        for name in (
+            "active",
+            "pending",
+            "rejected",
+            "trash",
+            "forgotten",
+            "trash_and_forgotten",
+            "trash_pending",
+            "forgotten_pending",
+            "ended",
+            "superseded",
+        )
+    }
+    Memory.objects.filter(pk__in=[rows["pending"].pk, rows["trash_pending"].pk]).update(
+        status=Status.PENDING
+    )
+    Memory.objects.filter(pk=rows["forgotten_pending"].pk).update(
+        status=Status.PENDING, forgotten_at=now
+    )
+    Memory.objects.filter(pk=rows["rejected"].pk).update(status=Status.REJECTED)
+    Memory.objects.filter(
+        pk__in=[rows["trash"].pk, rows["trash_and_forgotten"].pk, rows["trash_pending"].pk]
+    ).update(deleted_at=now)
+    Memory.objects.filter(pk__in=[rows["forgotten"].pk, rows["trash_and_forgotten"].pk]).update(
+        forgotten_at=now
+    )
+    Memory.objects.filter(pk=rows["ended"].pk).update(valid_until=now - timedelta(days=1))
+    Memory.objects.filter(pk=rows["superseded"].pk).update(superseded_by=rows["active"])
+    table = Memory._meta.db_table
+
+    for state in STATE_CONDITIONS:
+        by_queryset = set(Memory.objects.in_state(state).values_list("content", flat=True))
+        for alias, sql in (("", STATE_SQL[state]), ("m", state_sql(state, "m"))):
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT content FROM {table} {alias} WHERE {sql}")
+                by_sql = {content for (content,) in cursor.fetchall()}
+            assert by_sql == by_queryset, state
+        assert by_queryset, f"no fixture in state {state}"
+        assert by_queryset != set(rows), f"every fixture in state {state}"
+
+    assert {m.content for m in Memory.objects.active()} == {"active", "ended", "superseded"}
+    assert {m.content for m in Memory.objects.rejected()} == {"rejected"}
+    assert {m.content for m in Memory.objects.current()} == set(rows) - {"ended", "superseded"}
+    # Each memory is in exactly one of the states a person picks from.
+    for name, memory in rows.items():
+        memory.refresh_from_db()
+        picked = [
+            state
+            for state in LISTED_STATES
+            if Memory.objects.in_state(state).filter(pk=memory.pk).exists()
+        ]
+        assert picked == [memory.state], name
+    assert Memory.objects.in_state("all").count() == len(rows)

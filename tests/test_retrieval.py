@@ -11,10 +11,10 @@ from django.utils import timezone
 
 from memories import retrieval, services, side_connections
 from memories.embeddings import get_provider, vector_literal
+from memories.filters import MemoryFilters
 from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS, Memory, Scope, vector_bucket
 from memories.retrieval import (
     RRF_K,
-    Filters,
     candidates,
     embedded_with,
     fuse,
@@ -121,7 +121,7 @@ def test_filters_and_threshold(alice, project):
     Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=900))
 
     def found(**filters):
-        return sorted(contents(search_memories(alice, "tea", filters=Filters(**filters))))
+        return sorted(contents(search_memories(alice, "tea", filters=MemoryFilters(**filters))))
 
     assert found(kinds=("preference",)) == ["Tea preference: green tea"]
     assert found(scopes=("project",)) == ["Tea budget approved"]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -220,3 +221,52 @@ def test_project_memory_requires_a_project(alice: Any) -> None:
         memory_create(
             owner=alice, content="Team fact", scope=Scope.PROJECT, project=None, actor=alice
         )
+
+
+@pytest.mark.django_db
+def test_set_based_sql_builds_the_event_rows_services_build(alice: Any) -> None:
+    """forgetting writes its events in SQL from services' builders: the snapshot in SQL is
+    Memory.snapshot(), and the SQL ``before`` is the snapshot with the changed fields put back,
+    as ``_event`` records a single change."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.utils import timezone
+
+    from memories import services
+
+    memory = services.memory_create(owner=alice, content="Tea at ten", tags=["drinks"], actor=alice)
+    other = services.memory_create(owner=alice, content="Coffee", actor=alice)
+    now = timezone.now()
+    Memory.objects.filter(pk=memory.pk).update(
+        deleted_at=now,
+        forgotten_at=now - timedelta(seconds=1),
+        valid_until=now,
+        superseded_by=other,
+    )
+    memory.refresh_from_db()
+    table = Memory._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {services.snapshot_sql('m')}, "
+            f"{services.before_sql(services.snapshot_sql('m'), 'm.revision', {'importance': '0.25'})} "
+            f"FROM {table} m WHERE m.id = %s",
+            [memory.pk],
+        )
+        after, before = cursor.fetchone()
+    after = json.loads(after) if isinstance(after, str) else after
+    before = json.loads(before) if isinstance(before, str) else before
+    assert after == memory.snapshot()
+    assert before == memory.snapshot() | {"importance": 0.25, "revision": memory.revision - 1}
+    assert services.insert_events_sql("SELECT 1").startswith(
+        f"INSERT INTO {MemoryEvent._meta.db_table} (memory_id, action, actor_id, actor_label, "
+        "before, after, batch, created_at)"
+    )
+
+
+def test_bookkeeping_written_outside_events_is_no_part_of_a_snapshot() -> None:
+    from memories import services
+
+    fields = {field.name for field in Memory._meta.concrete_fields}
+    assert set(services.BOOKKEEPING_FIELDS) <= fields
+    assert not set(services.BOOKKEEPING_FIELDS) & set(Memory(content="x").snapshot())

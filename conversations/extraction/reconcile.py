@@ -41,7 +41,7 @@ from pgvector.django import VectorField
 from conversations.extraction import Candidate
 from conversations.models import Conversation
 from memories.embeddings import dimension_conflict, get_provider
-from memories.models import Memory, Origin, Scope, Status, vector_bucket
+from memories.models import Memory, Origin, Scope, Status, state_sql, vector_bucket
 from memories.services import MemoryWrites, new_memory
 from memories.textsearch import SEARCH_CONFIG, terms
 from teams.models import Project
@@ -70,8 +70,8 @@ _POOLS = {
 }
 # Alive, in the pool, and either rejected or still current.
 _CANDIDATE_ROWS = (
-    "m.deleted_at IS NULL AND m.forgotten_at IS NULL AND {pool}"
-    " AND (m.status = 'rejected' OR (m.valid_until IS NULL AND m.superseded_by_id IS NULL))"
+    f"{state_sql('alive', 'm')} AND {{pool}}"
+    f" AND ({state_sql('rejected', 'm')} OR {state_sql('current', 'm')})"
 )
 _WORDS_AND_SUBJECTS_SQL = f"""
 SELECT c.i, found.* FROM unnest(%(queries)s::text[], %(kinds)s::text[], %(subjects)s::text[])

@@ -15,7 +15,6 @@ exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts.
 from __future__ import annotations
 
 import logging
-import math
 import re
 import time
 import uuid
@@ -41,6 +40,7 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
+from memories.tokens import estimate_tokens
 from teams.models import Project
 
 if TYPE_CHECKING:
@@ -70,7 +70,6 @@ _GREETING = re.compile(
     r"[\s!！.。,，~～?？:)]*$",
     re.IGNORECASE,
 )
-_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 
 def run_batch(run_id: int) -> uuid.UUID:
@@ -86,12 +85,6 @@ def is_trivial(role: str, content: str) -> bool:
         return len(text) < 30 or bool(_GREETING.match(text))
     # System prompts and tool output are not what the user said.
     return True
-
-
-def estimate_tokens(text: str) -> int:
-    """About one token per CJK character and per four other characters."""
-    cjk = len(_CJK_CHAR.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 # Requesting --------------------------------------------------------------------------

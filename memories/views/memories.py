@@ -30,15 +30,16 @@ from django_htmx.http import push_url, trigger_client_event
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import MemorySettings
 from memories import services
+from memories.filters import MemoryFilters
 from memories.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
 from memories.memory_history import event_changes
 from memories.memory_list import (
-    MemoryFilters,
     MemoryListPage,
     MemoryListSource,
+    matching,
     memory_rows,
 )
-from memories.models import Kind, Memory, MemoryEvent, Scope
+from memories.models import STATE_CONDITIONS, Kind, Memory, MemoryEvent, Scope
 from memories.permissions import (
     can_change_memory,
     can_review_memory,
@@ -470,7 +471,7 @@ def memory_bulk(request: AuthenticatedHttpRequest) -> HttpResponse:
     if action not in BULK_ACTIONS and kind not in Kind.values:
         return _refuse(request, _("Choose what to do with the selected memories."))
     if request.POST.get("all_matching"):
-        selected = filters.matching(source.visible)
+        selected = matching(filters, source.visible)
     else:
         ids = [int(pk) for pk in request.POST.getlist("ids") if pk.isdigit()]
         selected = source.visible.filter(pk__in=ids)
@@ -516,7 +517,7 @@ def _refuse(request: AuthenticatedHttpRequest, message: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def memory_clear(request: AuthenticatedHttpRequest) -> HttpResponse:
     source, _filters = _writable_source(request)
-    clearable = source.clearable.filter(deleted_at__isnull=True).filter(
+    clearable = source.clearable.exclude(STATE_CONDITIONS["trash"]).filter(
         pk__in=source.writable.values("pk")
     )
     count = clearable.count()
