@@ -80,11 +80,44 @@ def test_a_window_is_never_extracted_twice(alice: Any) -> None:
     assert (third.window_first, third.window_last, third.created) == (3, 3, 1)
 
 
-def test_the_window_is_the_last_ten_unextracted_messages(alice: Any) -> None:
-    turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 16)]
-    run = _run(conversation_with(alice, *turns))
-    assert (run.window_first, run.window_last) == (6, 15)
-    assert run.created == 10
+def test_a_backlog_is_read_in_order_one_window_per_run(alice: Any) -> None:
+    turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 26)]
+    conversation = conversation_with(alice, *turns)
+    run = _run(conversation)
+    # The oldest ten first, then follow-up runs of the same trigger for the rest.
+    assert (run.window_first, run.window_last, run.created) == (1, 10, 10)
+    windows = conversation.extraction_runs.order_by("pk").values_list(
+        "trigger", "status", "window_first", "window_last"
+    )
+    assert list(windows) == [
+        ("turns", RunStatus.SUCCEEDED, 1, 10),
+        ("turns", RunStatus.SUCCEEDED, 11, 20),
+        ("turns", RunStatus.SUCCEEDED, 21, 25),
+    ]
+    conversation.refresh_from_db()
+    assert conversation.extracted_through == 25
+    assert Memory.objects.count() == 25
+
+
+def test_a_queued_run_is_left_the_rest_of_the_backlog(alice: Any, settings: Any) -> None:
+    settings.EXTRACTION_WINDOW_MESSAGES = 2
+    conversation = conversation_with(alice, *TALK, *TALK)
+    run = ExtractionRun.objects.create(conversation=conversation, trigger="manual")
+    waiting = ExtractionRun.objects.create(conversation=conversation, trigger="end")
+    first = execute_run(run.pk)
+    assert (first.window_first, first.window_last) == (1, 2)
+    # No follow-up: the queued run reads the rest.
+    assert conversation.extraction_runs.count() == 2
+    waiting = execute_run(waiting.pk)
+    assert (waiting.window_first, waiting.window_last) == (3, 4)
+
+
+def test_a_conversation_that_must_not_be_read_is_passed_over_in_one_run(alice: Any) -> None:
+    turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 26)]
+    conversation = conversation_with(alice, *turns, temporary=True)
+    run = _run(conversation)
+    assert (run.status, run.window_first, run.window_last) == (RunStatus.SKIPPED, 1, 25)
+    assert conversation.extraction_runs.count() == 1
 
 
 def test_the_window_fits_the_token_budget(alice: Any, settings: Any) -> None:
@@ -93,8 +126,12 @@ def test_the_window_fits_the_token_budget(alice: Any, settings: Any) -> None:
         ("user", "I prefer Vue over React. " + "x" * 200),
         ("user", "We use pytest for tests."),
     ]
-    run = _run(conversation_with(alice, *turns))
-    assert (run.window_first, run.window_last) == (2, 2)
+    conversation = conversation_with(alice, *turns)
+    run = _run(conversation)
+    # The first message alone is over budget: its beginning is read, then the next window.
+    assert (run.window_first, run.window_last) == (1, 1)
+    windows = conversation.extraction_runs.order_by("pk").values_list("window_first", "window_last")
+    assert list(windows) == [(1, 1), (2, 2)]
 
 
 def test_the_same_summary_is_extracted_once(alice: Any) -> None:
