@@ -14,7 +14,9 @@ half-written. A run that read a window and finds unread messages after it
 of the same trigger, one per window, until none are left: every message is
 read in exactly one run's window, in order. A failure is recorded on the run (with
 the LLM's raw answer when it could not be parsed) and retried with
-exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts.
+exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts, by a django-q2
+Schedule this module creates; the job itself then succeeds, so django-q2 never
+retries it too (its Q_RETRY re-delivery is left for a worker that died).
 """
 
 from __future__ import annotations
@@ -203,13 +205,20 @@ def _follow_up(run: ExtractionRun) -> int | None:
 
 
 def execute_window(run_id: int) -> ExtractionRun:
-    """Extract and reconcile one run's window, or record why not."""
+    """Extract and reconcile one run's window, or record why not.
+
+    A failure is recorded on the run and its retry scheduled here (``_record_failure``), and
+    the job then returns normally, so that django-q2 counts the task as done and does not
+    deliver it again: the app's backoff is the one retry layer. Only when the failure cannot
+    even be recorded (the database is gone) does this raise, and the broker's re-delivery
+    (Q_RETRY) is then the only retry there is.
+    """
     started = time.monotonic()
-    conversation_id = _mark_running(run_id)
-    if conversation_id is None:
-        # Finished already (another delivery of this job, or a retry after success).
-        return ExtractionRun.objects.get(pk=run_id)
     try:
+        conversation_id = _mark_running(run_id)
+        if conversation_id is None:
+            # Finished already (another delivery of this job, or a retry after success).
+            return ExtractionRun.objects.get(pk=run_id)
         with transaction.atomic():
             _lock_conversation(conversation_id)
             run = _locked_run(run_id)
