@@ -1,10 +1,18 @@
 """Which PostgreSQL the app talks to.
 
 With ``DATABASE_URL`` set, that server. Without it, a private PostgreSQL with
-pgvector that ``pgserver`` runs from a project-local data folder. Every process
-(web, autoreloader, worker, management commands, tests) attaches to the same
-embedded server; pgserver counts the processes using it and stops it when the
-last one exits, so it is never started twice nor stopped under a user.
+pgvector that ``pgserver`` runs from a project-local data folder (see
+config/embedded_postgres.py). Every process (web, autoreloader, worker,
+management commands, tests) attaches to the same embedded server; pgserver
+counts the processes using it and stops it when the last one exits, so it is
+never started twice nor stopped under a user.
+
+Reading the settings starts nothing: ``database_settings`` only says where the
+data folder is, and the database backend (config/db_backend) starts or attaches
+to the server when it first connects. Long-lived entry points (``manage.py
+runserver``/``serve``/``qcluster``, wsgi, asgi) start it at once with
+``start_embedded_servers`` so it belongs to the process that outlives its
+forked workers and reloaded children.
 
 The embedded server gets a memory cache (``shared_buffers``) sized to the
 machine, or as ``MEMORYAPP_PG_SHARED_BUFFERS`` says: PostgreSQL's default of
@@ -16,17 +24,19 @@ other process is using the server, otherwise when it next starts.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import warnings
+import threading
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config import embedded_postgres
+from config.embedded_postgres import Running
+
 EMBEDDED_DATABASE_NAME = "memoryapp"
+EMBEDDED_ENGINE = "config.db_backend"
 # The default cache: this share of the machine's (or container's) memory, within these bounds.
 SHARED_BUFFERS_SHARE = 4
 SHARED_BUFFERS_MIN_MB = 128
@@ -47,7 +57,20 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
         config["ENGINE"] = "django.db.backends.postgresql"
         return dict(config)
     pgdata = Path(environ.get("MEMORYAPP_PGDATA", "") or base_dir / "var" / "pgdata")
-    return embedded_database(pgdata, shared_buffers_mb(environ))
+    return {
+        "ENGINE": EMBEDDED_ENGINE,
+        "NAME": EMBEDDED_DATABASE_NAME,
+        "USER": "postgres",
+        # Filled in by the backend when it first connects (the server picks them).
+        "HOST": "",
+        "PORT": "",
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+        "EMBEDDED": {
+            "PGDATA": str(pgdata.expanduser().resolve()),
+            "SHARED_BUFFERS_MB": shared_buffers_mb(environ),
+        },
+    }
 
 
 def shared_buffers_mb(environ: dict[str, str] | Any) -> int:
@@ -77,50 +100,56 @@ def memory_mb() -> int:
     return min(limits) // (1024 * 1024)
 
 
-def embedded_database(pgdata: Path, shared_buffers: int) -> dict[str, Any]:
-    """Start (or attach to) the embedded server, with ``shared_buffers`` MB of cache."""
-    # platformdirs warns when XDG_RUNTIME_DIR is unset (servers, CI); its /tmp fallback is fine.
-    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-    import pgserver
-    from pgserver.postgres_server import PostgresServer
+_started: dict[tuple[str, int], Running] = {}
+_starting = threading.Lock()
 
+
+def ensure_embedded(settings_dict: dict[str, Any]) -> Running:
+    """The embedded server of these connection settings, started once per process.
+
+    Forked children (django-q2 workers) inherit this process's registration with the
+    server, so they only read where it listens.
+    """
+    embedded = settings_dict["EMBEDDED"]
+    key = (str(embedded["PGDATA"]), int(embedded["SHARED_BUFFERS_MB"]))
+    with _starting:
+        if key not in _started:
+            _started[key] = embedded_server(Path(key[0]), key[1])
+        return _started[key]
+
+
+def start_embedded_servers() -> None:
+    """Start the embedded server now, if the settings use one (entry points call this)."""
+    from django.conf import settings
+
+    for settings_dict in settings.DATABASES.values():
+        if settings_dict.get("EMBEDDED"):
+            ensure_embedded(settings_dict)
+
+
+def embedded_server(pgdata: Path, shared_buffers: int) -> Running:
+    """Start (or attach to) the embedded server, with ``shared_buffers`` MB of cache, and
+    create the app's database in it."""
     pgdata = pgdata.expanduser().resolve()
-    pgdata.parent.mkdir(parents=True, exist_ok=True)
-    _forget_dead_processes(pgdata)
-    server = pgserver.get_server(pgdata, cleanup_mode="stop")
+    server = embedded_postgres.start(pgdata)
     if _configure(server, shared_buffers):
-        # Detaching stops the server when no other process uses it, and get_server starts it
-        # again with the new setting. Otherwise it keeps running, get_server hands back this
-        # handle, now unregistered, and the setting waits for the server's next start.
-        server.cleanup()
-        server = pgserver.get_server(pgdata, cleanup_mode="stop")
-        with PostgresServer._lock:
-            server.global_process_id_list.get_and_add(os.getpid())
+        server = embedded_postgres.restart(server)
     with _connect(server) as conn:
         exists = conn.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DATABASE_NAME,)
         ).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE_NAME}"')
-    info = server.get_postmaster_info()
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": EMBEDDED_DATABASE_NAME,
-        "USER": "postgres",
-        "HOST": str(info.socket_dir),
-        "PORT": str(info.port),
-        "CONN_MAX_AGE": 60,
-        "CONN_HEALTH_CHECKS": True,
-    }
+    return embedded_postgres.address(server)
 
 
 def _connect(server: Any) -> Any:
     import psycopg
 
-    info = server.get_postmaster_info()
+    running = embedded_postgres.address(server)
     return psycopg.connect(
-        host=str(info.socket_dir),
-        port=info.port,
+        host=running.host,
+        port=running.port,
         user="postgres",
         dbname="postgres",
         autocommit=True,
@@ -145,26 +174,3 @@ def _configure(server: Any, shared_buffers: int) -> bool:
             )
         )
     return True
-
-
-def _forget_dead_processes(pgdata: Path) -> None:
-    """Drop processes that died without saying so from pgserver's list of users of the server.
-
-    pgserver stops the server when the last process on that list exits; a process
-    killed outright never leaves it (and one killed while writing leaves the file
-    empty), which would keep the server running forever or break the next start.
-    """
-    import psutil
-    from pgserver.postgres_server import PostgresServer
-
-    handles = pgdata / ".handle_pids.json"
-    if not handles.exists():
-        return
-    with PostgresServer._lock:
-        try:
-            pids = json.loads(handles.read_text())
-        except ValueError:
-            pids = None
-        alive = [pid for pid in pids or [] if isinstance(pid, int) and psutil.pid_exists(pid)]
-        if alive != pids:
-            handles.write_text(json.dumps(alive))

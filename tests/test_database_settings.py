@@ -1,21 +1,27 @@
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
-import pgserver
 import psycopg
 import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from config import database
-from config.database import EMBEDDED_DATABASE_NAME, database_settings, shared_buffers_mb
+from config import database, embedded_postgres
+from config.database import (
+    EMBEDDED_DATABASE_NAME,
+    EMBEDDED_ENGINE,
+    database_settings,
+    embedded_server,
+    ensure_embedded,
+    shared_buffers_mb,
+)
+from config.embedded_postgres import Running
 from memories.migration_operations import VECTOR_MISSING
 
 BASE_DIR = Path(settings.BASE_DIR)
@@ -30,13 +36,88 @@ def test_database_url_points_at_that_server() -> None:
     assert (config["USER"], config["PASSWORD"]) == ("app", "s3cret")
 
 
+@pytest.mark.django_db
 def test_without_database_url_the_embedded_server_is_used_and_shared() -> None:
     pgdata = os.environ.get("MEMORYAPP_PGDATA") or str(BASE_DIR / "var" / "pgdata")
     config = database_settings({"MEMORYAPP_PGDATA": pgdata}, BASE_DIR)
-    # The same running server as this test process uses: attached, not started twice.
-    assert config["HOST"] == settings.DATABASES["default"]["HOST"]
-    assert config["PORT"] == settings.DATABASES["default"]["PORT"]
+    assert config["ENGINE"] == EMBEDDED_ENGINE
     assert config["NAME"] == EMBEDDED_DATABASE_NAME
+    # The settings only say where the server lives; connecting starts it and fills in its
+    # address, the same running server as this test process uses: attached, not started twice.
+    assert (config["HOST"], config["PORT"]) == ("", "")
+    running = ensure_embedded(config)
+    assert running.host == connection.settings_dict["HOST"] == settings.DATABASES["default"]["HOST"]
+    assert running.port == connection.settings_dict["PORT"] == settings.DATABASES["default"]["PORT"]
+
+
+def _run(code_or_args: list[str], pgdata: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "MEMORYAPP_PGDATA": str(pgdata),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    env.pop("DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, *code_or_args],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _postgres_processes_of(pgdata: Path) -> list[int]:
+    import psutil
+
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info["cmdline"] or []
+        if any("postgres" in part for part in cmdline[:1]) and str(pgdata) in " ".join(cmdline):
+            found.append(process.pid)
+    return found
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["-c", "import config.settings; import config.test_settings"],
+        ["-c", "import django; django.setup(); import config.urls"],
+        ["manage.py", "help"],
+        ["manage.py", "help", "qcluster"],
+    ],
+    ids=["import-settings", "setup", "help", "help-of-a-command"],
+)
+# (`manage.py check` does start it: memories/checks.py reads the embedding column's size.)
+def test_reading_the_settings_starts_no_server(tmp_path: Path, command: list[str]) -> None:
+    pgdata = tmp_path / "pgdata"
+    result = _run(command, pgdata)
+    assert result.returncode == 0, result.stderr
+    # No server was initialised or started for that data folder.
+    assert not (pgdata / "postmaster.pid").exists()
+    assert not (pgdata / "PG_VERSION").exists()
+    assert _postgres_processes_of(pgdata) == []
+
+
+def test_the_first_connection_starts_the_server_and_the_last_process_stops_it(
+    tmp_path: Path,
+) -> None:
+    pgdata = tmp_path / "pgdata"
+    code = (
+        "import django, pathlib, sys; django.setup()\n"
+        "from django.conf import settings; from django.db import connection\n"
+        "assert settings.DATABASES['default']['HOST'] == ''\n"
+        "with connection.cursor() as cursor: cursor.execute('SELECT current_database()');"
+        " print(cursor.fetchone()[0])\n"
+        "assert (pathlib.Path(sys.argv[1]) / 'postmaster.pid').exists()\n"
+        "print(settings.DATABASES['default']['HOST'])\n"
+    )
+    result = _run(["-c", code, str(pgdata)], pgdata)
+    assert result.returncode == 0, result.stderr
+    name, host = result.stdout.split()
+    assert name == EMBEDDED_DATABASE_NAME and host
+    # This process was its only user: the server stopped when it exited.
+    assert not (pgdata / "postmaster.pid").exists()
 
 
 @pytest.mark.django_db
@@ -67,9 +148,9 @@ def test_a_cache_size_that_is_not_a_size_is_refused(raw: str) -> None:
         shared_buffers_mb({"MEMORYAPP_PG_SHARED_BUFFERS": raw})
 
 
-def _running_shared_buffers(config: dict[str, str]) -> str:
+def _running_shared_buffers(running: Running) -> str:
     with psycopg.connect(
-        host=config["HOST"], port=config["PORT"], user="postgres", dbname=config["NAME"]
+        host=running.host, port=running.port, user="postgres", dbname=EMBEDDED_DATABASE_NAME
     ) as conn:
         row = conn.execute("SHOW shared_buffers").fetchone()
     assert row is not None
@@ -79,9 +160,8 @@ def _running_shared_buffers(config: dict[str, str]) -> str:
 def test_the_cache_size_is_applied_at_first_start_and_when_it_changes(tmp_path: Path) -> None:
     pgdata = tmp_path / "pgdata"
 
-    def start(size: str) -> dict[str, str]:
-        environ = {"MEMORYAPP_PGDATA": str(pgdata), "MEMORYAPP_PG_SHARED_BUFFERS": size}
-        return database_settings(environ, BASE_DIR)
+    def start(size: str) -> Running:
+        return embedded_server(pgdata, shared_buffers_mb({"MEMORYAPP_PG_SHARED_BUFFERS": size}))
 
     try:
         assert _running_shared_buffers(start("144MB")) == "144MB"
@@ -89,14 +169,14 @@ def test_the_cache_size_is_applied_at_first_start_and_when_it_changes(tmp_path: 
         assert _running_shared_buffers(start("160MB")) == "160MB"
         # Changed while another process uses it: it keeps running, this process stays
         # registered, and the new size applies when the server next starts.
-        handles = pgdata / ".handle_pids.json"
-        handles.write_text(json.dumps([os.getpid(), os.getppid()]))
+        embedded_postgres.set_registered_processes(pgdata, [os.getpid(), os.getppid()])
         assert _running_shared_buffers(start("176MB")) == "160MB"
-        assert sorted(json.loads(handles.read_text())) == sorted([os.getpid(), os.getppid()])
-        handles.write_text(json.dumps([os.getpid()]))
+        registered = embedded_postgres.registered_processes(pgdata)
+        assert sorted(registered) == sorted([os.getpid(), os.getppid()])
+        embedded_postgres.set_registered_processes(pgdata, [os.getpid()])
         assert _running_shared_buffers(start("176MB")) == "176MB"
     finally:
-        pgserver.get_server(pgdata).cleanup()
+        embedded_postgres.stop(pgdata)
 
 
 def _system_postgres_reachable() -> bool:

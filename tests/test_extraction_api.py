@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
+from django_q.conf import Conf
 
 from accounts.models import MemorySettings
-from conversations.models import Conversation, ExtractionRun
+from conversations.extraction.runs import execute_run
+from conversations.models import Conversation, ExtractionRun, RunStatus
 from memories.models import Memory, Status
 from tests.extraction_helpers import api_client, post_json
 
@@ -199,3 +202,61 @@ def test_memories_are_pending_when_the_user_reviews_extractions(
     memory = Memory.objects.get(owner=alice)
     assert memory.status == Status.PENDING
     assert memory.origin == "extracted"
+
+
+def _chatter(first: int, count: int) -> list[dict[str, str]]:
+    return [
+        {
+            "external_id": f"m{n}",
+            "role": "user" if n % 2 else "assistant",
+            "content": f"Turn {n}: the weather report for the harbour this afternoon.",
+        }
+        for n in range(first, first + count)
+    ]
+
+
+@pytest.mark.parametrize("batch", [1, 7, 50], ids=["one-per-request", "batches-of-7", "of-50"])
+@pytest.mark.parametrize("sync", [True, False], ids=["jobs-inline", "jobs-queued"])
+def test_every_message_is_read_in_exactly_one_window(
+    alice: Any,
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+    sync: bool,
+    batch: int,
+) -> None:
+    """A client posting 1,000 messages without waiting: none unread, none read twice."""
+    settings.API_RATE_LIMIT = ""
+    monkeypatch.setattr(Conf, "SYNC", sync)
+    client = api_client(alice)
+    conversation = _start(client)
+    path = f"{BASE}/{conversation['id']}/messages"
+    total = 1000
+    for first in range(1, total + 1, batch):
+        with django_capture_on_commit_callbacks(execute=True):
+            messages = _chatter(first, min(batch, total + 1 - first))
+            response = post_json(client, path, {"messages": messages})
+        assert response.status_code == 200, response.content
+    with django_capture_on_commit_callbacks(execute=True):
+        # The last few turns, fewer than a trigger's worth, are read when it ends.
+        post_json(client, f"{BASE}/{conversation['id']}/end")
+    runs = ExtractionRun.objects.filter(conversation_id=conversation["id"])
+    queued = list(runs.filter(status=RunStatus.QUEUED).order_by("pk").values_list("pk", flat=True))
+    if sync:
+        assert not queued
+    else:
+        # Triggers coalesced into the one queued run (and the end's): the worker's turn now.
+        assert 1 <= len(queued) <= 2
+        for run_id in queued:
+            execute_run(run_id)
+    read = Counter[int]()
+    for window_first, window_last in runs.exclude(window_first=None).values_list(
+        "window_first", "window_last"
+    ):
+        assert window_first is not None and window_last is not None
+        assert window_last - window_first < 10
+        read.update(range(window_first, window_last + 1))
+    assert sorted(read) == list(range(1, total + 1))
+    assert set(read.values()) == {1}
+    assert not runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.FAILED])
+    assert Conversation.objects.get(pk=conversation["id"]).extracted_through == total

@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
-from django_q.models import Schedule
+from django_q.brokers import get_broker
+from django_q.conf import Conf
+from django_q.models import OrmQ, Schedule, Task
 
 from accounts.models import MemorySettings
-from conversations.extraction import runs
+from conversations import jobs
+from conversations.extraction import ExtractionFailed, WindowMessage, runs
 from conversations.extraction.runs import execute_run, extraction_request
 from conversations.models import Conversation, ExtractionRun, RunStatus
 from memories.models import Memory, MemoryEvent
@@ -80,11 +83,44 @@ def test_a_window_is_never_extracted_twice(alice: Any) -> None:
     assert (third.window_first, third.window_last, third.created) == (3, 3, 1)
 
 
-def test_the_window_is_the_last_ten_unextracted_messages(alice: Any) -> None:
-    turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 16)]
-    run = _run(conversation_with(alice, *turns))
-    assert (run.window_first, run.window_last) == (6, 15)
-    assert run.created == 10
+def test_a_backlog_is_read_in_order_one_window_per_run(alice: Any) -> None:
+    turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 26)]
+    conversation = conversation_with(alice, *turns)
+    run = _run(conversation)
+    # The oldest ten first, then follow-up runs of the same trigger for the rest.
+    assert (run.window_first, run.window_last, run.created) == (1, 10, 10)
+    windows = conversation.extraction_runs.order_by("pk").values_list(
+        "trigger", "status", "window_first", "window_last"
+    )
+    assert list(windows) == [
+        ("turns", RunStatus.SUCCEEDED, 1, 10),
+        ("turns", RunStatus.SUCCEEDED, 11, 20),
+        ("turns", RunStatus.SUCCEEDED, 21, 25),
+    ]
+    conversation.refresh_from_db()
+    assert conversation.extracted_through == 25
+    assert Memory.objects.count() == 25
+
+
+def test_a_queued_run_is_left_the_rest_of_the_backlog(alice: Any, settings: Any) -> None:
+    settings.EXTRACTION_WINDOW_MESSAGES = 2
+    conversation = conversation_with(alice, *TALK, *TALK)
+    run = ExtractionRun.objects.create(conversation=conversation, trigger="manual")
+    waiting = ExtractionRun.objects.create(conversation=conversation, trigger="end")
+    first = execute_run(run.pk)
+    assert (first.window_first, first.window_last) == (1, 2)
+    # No follow-up: the queued run reads the rest.
+    assert conversation.extraction_runs.count() == 2
+    waiting = execute_run(waiting.pk)
+    assert (waiting.window_first, waiting.window_last) == (3, 4)
+
+
+def test_a_conversation_that_must_not_be_read_is_passed_over_in_one_run(alice: Any) -> None:
+    turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 26)]
+    conversation = conversation_with(alice, *turns, temporary=True)
+    run = _run(conversation)
+    assert (run.status, run.window_first, run.window_last) == (RunStatus.SKIPPED, 1, 25)
+    assert conversation.extraction_runs.count() == 1
 
 
 def test_the_window_fits_the_token_budget(alice: Any, settings: Any) -> None:
@@ -93,8 +129,12 @@ def test_the_window_fits_the_token_budget(alice: Any, settings: Any) -> None:
         ("user", "I prefer Vue over React. " + "x" * 200),
         ("user", "We use pytest for tests."),
     ]
-    run = _run(conversation_with(alice, *turns))
-    assert (run.window_first, run.window_last) == (2, 2)
+    conversation = conversation_with(alice, *turns)
+    run = _run(conversation)
+    # The first message alone is over budget: its beginning is read, then the next window.
+    assert (run.window_first, run.window_last) == (1, 1)
+    windows = conversation.extraction_runs.order_by("pk").values_list("window_first", "window_last")
+    assert list(windows) == [(1, 1), (2, 2)]
 
 
 def test_the_same_summary_is_extracted_once(alice: Any) -> None:
@@ -192,3 +232,98 @@ def _waiting_on_advisory_lock() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
         return bool(cursor.fetchone()[0])
+
+
+class _FailingExtractor:
+    calls = 0
+
+    def extract(self, messages: list[WindowMessage], summary: str = "") -> list[Any]:
+        _FailingExtractor.calls += 1
+        raise ExtractionFailed("the model answered no JSON", raw_output="Sure! Here you go")
+
+
+def _deliver_queued_tasks() -> None:
+    """What a django-q2 cluster does with the ORM broker: take the queued tasks, run them,
+    save their results and acknowledge those that succeeded (others are delivered again
+    after Q_RETRY seconds)."""
+    from multiprocessing import Queue, Value
+
+    from django_q.monitor import monitor
+    from django_q.signing import SignedPackage
+    from django_q.worker import worker
+
+    broker = get_broker()
+    # As in sync mode, the worker keeps the test's database connection open.
+    Conf.SYNC = True
+    task_queue: Queue[Any] = Queue()
+    result_queue: Queue[Any] = Queue()
+    for ack_id, payload in broker.dequeue() or []:
+        task = SignedPackage.loads(payload)
+        task["ack_id"] = ack_id
+        task_queue.put(task)
+    task_queue.put("STOP")
+    worker(task_queue, result_queue, Value("f", -1))
+    result_queue.put("STOP")
+    monitor(result_queue, broker)
+
+
+def test_a_failing_run_is_retried_by_the_app_alone(
+    alice: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.EXTRACTION_RETRY_SECONDS = 10
+    settings.EXTRACTION_MAX_ATTEMPTS = 3
+    monkeypatch.setattr(runs, "get_extractor", lambda name=None: _FailingExtractor())
+    monkeypatch.setattr(Conf, "SYNC", False)
+    _FailingExtractor.calls = 0
+    run = ExtractionRun.objects.create(
+        conversation=conversation_with(alice, *TALK), trigger="manual"
+    )
+    task_id = runs.enqueue_run(run.pk)
+    assert OrmQ.objects.count() == 1
+
+    _deliver_queued_tasks()
+    # The job recorded the failure and returned: django-q2 acknowledged it and will not
+    # deliver it again; the app's retry is the only one.
+    assert not OrmQ.objects.exists()
+    task = Task.objects.get(id=task_id)
+    assert (task.success, task.result, task.attempt_count) == (True, RunStatus.FAILED, 1)
+    run.refresh_from_db()
+    assert (run.status, run.attempts, _FailingExtractor.calls) == (RunStatus.FAILED, 1, 1)
+    assert "no JSON" in run.error and run.raw_output == "Sure! Here you go"
+    retry = Schedule.objects.get(name=runs.retry_schedule_name(run.pk))
+    assert retry.func == runs.EXTRACT_TASK and retry.args == repr(run.pk)
+    assert run.finished_at is not None
+    assert round((retry.next_run - run.finished_at).total_seconds()) == 10
+
+    # The schedule's task fails again: one more attempt, twice the delay.
+    assert jobs.extract_conversation(run.pk) == RunStatus.FAILED
+    run.refresh_from_db()
+    retry.refresh_from_db()
+    assert (run.attempts, _FailingExtractor.calls) == (2, 2)
+    assert run.finished_at is not None
+    assert round((retry.next_run - run.finished_at).total_seconds()) == 20
+
+    # The last attempt: failed for good, no further retry.
+    assert jobs.extract_conversation(run.pk) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert (run.attempts, _FailingExtractor.calls) == (3, 3)
+    assert Schedule.objects.get(name=runs.retry_schedule_name(run.pk)).next_run == retry.next_run
+    assert not OrmQ.objects.exists()
+
+
+def test_a_job_that_raised_would_be_delivered_again(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counter-example: why the job must not raise when a run fails."""
+
+    def lost(run_id: int) -> ExtractionRun:
+        raise RuntimeError("worker lost")
+
+    monkeypatch.setattr(runs, "execute_run", lost)
+    monkeypatch.setattr(Conf, "SYNC", False)
+    run = ExtractionRun.objects.create(
+        conversation=conversation_with(alice, *TALK), trigger="manual"
+    )
+    runs.enqueue_run(run.pk)
+    _deliver_queued_tasks()
+    assert OrmQ.objects.count() == 1

@@ -1,15 +1,22 @@
 """Extraction runs: asking for one, and running it as a job.
 
 A run is created (queued) by a trigger and enqueued once its transaction
-commits. The job takes a per-conversation lock, so runs of one conversation
-never overlap, and reads the window under it: the last
+commits; while one is queued or running, the turns trigger asks for no other
+(they coalesce). The job takes a per-conversation lock, so runs of one
+conversation never overlap, and reads the window under it: the oldest
 EXTRACTION_WINDOW_MESSAGES messages after ``Conversation.extracted_through``,
 within about EXTRACTION_WINDOW_TOKENS tokens. Extraction, reconciliation,
-the run's counts and the new ``extracted_through`` commit in one
-transaction, so a window is never extracted twice and a worker killed
-mid-run leaves nothing half-written. A failure is recorded on the run (with
+the run's counts and the new ``extracted_through`` (the window's last
+message) commit in one transaction, so a window is never extracted twice,
+no message is passed over, and a worker killed mid-run leaves nothing
+half-written. A run that read a window and finds unread messages after it
+(a backlog, or messages that arrived meanwhile) goes on with a follow-up run
+of the same trigger, one per window, until none are left: every message is
+read in exactly one run's window, in order. A failure is recorded on the run (with
 the LLM's raw answer when it could not be parsed) and retried with
-exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts.
+exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts, by a django-q2
+Schedule this module creates; the job itself then succeeds, so django-q2 never
+retries it too (its Q_RETRY re-delivery is left for a worker that died).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from typing import TYPE_CHECKING, TypeVar
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Field, Model
+from django.db.models import Field, Max, Model
 from django.utils import timezone
 
 from accounts.models import MemorySettings
@@ -61,6 +68,8 @@ SKIP_TEMPORARY = "temporary conversation (privacy mode)"
 SKIP_NOTHING_NEW = "no new messages since the last extraction"
 SKIP_TRIVIAL = "trivial exchange (greetings, thanks, very short messages)"
 SKIP_SUMMARY_SEEN = "this summary was already extracted"
+# Reasons that hold for every unread message: the run's window is all of them.
+SKIP_ALL_UNREAD = (SKIP_MEMORY_OFF, SKIP_TEMPORARY)
 
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|yo|(?:many )?thanks(?: a lot| so much| very much)?|thank you(?: so much| very much| a lot)?|"
@@ -115,8 +124,8 @@ def enqueue_run(run_id: int) -> str:
 def maybe_request_turns_extraction(conversation: Conversation) -> ExtractionRun | None:
     """A run every EXTRACTION_EVERY_USER_TURNS user messages not yet extracted.
 
-    While a run is queued or running, no other is asked for: it will read the
-    newest messages anyway.
+    While a run is queued or running, no other is asked for: it reads the whole
+    unread backlog, messages that arrive meanwhile included.
     """
     every = settings.EXTRACTION_EVERY_USER_TURNS
     if every <= 0:
@@ -159,13 +168,50 @@ def retry_schedule_name(run_id: int) -> str:
 
 
 def execute_run(run_id: int) -> ExtractionRun:
-    """The job: extract and reconcile one run's window, or record why not."""
+    """The job: extract and reconcile the run's window, then each later window in a follow-up
+    run until no unread message is left; the first run."""
+    run = first = execute_window(run_id)
+    while (follow_up := _follow_up(run)) is not None:
+        run = execute_window(follow_up)
+    return first
+
+
+def _follow_up(run: ExtractionRun) -> int | None:
+    """A new run for the messages after ``run``'s window, if it read one and some are left
+    that no other queued or running run will read."""
+    if run.status not in FINISHED or run.window_last is None or run.skip_reason == SKIP_AUTO_OFF:
+        return None
+    with transaction.atomic():
+        # The lock ingestion takes: a batch stored before this sees ``run`` finished and asks
+        # for its own run; one stored after this is seen here.
+        conversation = Conversation.objects.select_for_update().get(pk=run.conversation_id)
+        if not conversation.messages.filter(position__gt=conversation.extracted_through).exists():
+            return None
+        if conversation.extraction_runs.filter(
+            status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+        ).exists():
+            return None  # That run goes through the rest.
+        follow_up = ExtractionRun.objects.create(
+            conversation=conversation, trigger=run.trigger, extractor=run.extractor
+        )
+    return follow_up.pk
+
+
+def execute_window(run_id: int) -> ExtractionRun:
+    """Extract and reconcile one run's window, or record why not.
+
+    A failure is recorded on the run and its retry scheduled here (``_record_failure``), and
+    the job then returns normally, so that django-q2 counts the task as done and does not
+    deliver it again: the app's backoff is the one retry layer. Only when the failure cannot
+    even be recorded (the database is gone) does this raise, and the broker's re-delivery
+    (Q_RETRY) is then the only retry there is.
+    """
     started = time.monotonic()
-    conversation_id = _mark_running(run_id)
-    if conversation_id is None:
-        # Finished already (another delivery of this job, or a retry after success).
-        return ExtractionRun.objects.get(pk=run_id)
     try:
+        conversation_id = _mark_running(run_id)
+        if conversation_id is None:
+            # Finished already (another delivery of this job, or a retry after success).
+            return ExtractionRun.objects.get(pk=run_id)
         with transaction.atomic():
             _lock_conversation(conversation_id)
             run = _locked_run(run_id)
@@ -247,16 +293,16 @@ def _lock_conversation(conversation_id: int) -> None:
         )
 
 
-# The run's conversation's newest unextracted messages, newest first, read with the run
-# (after the conversation's lock, so no other run has extracted them meanwhile). Raw SQL:
-# it names the conversation by the table's own name, as the run's join does, and costs
-# far less to build than the same subquery as an expression.
-_NEWEST_MESSAGES_SQL = f"""
-SELECT json_agg(newest) FROM (
+# The run's conversation's oldest unextracted messages, in order, read with the run (after
+# the conversation's lock, so no other run has extracted them meanwhile). Raw SQL: it names
+# the conversation by the table's own name, as the run's join does, and costs far less to
+# build than the same subquery as an expression.
+_UNREAD_MESSAGES_SQL = f"""
+SELECT json_agg(unread ORDER BY position) FROM (
     SELECT id, position, role, content FROM {Message._meta.db_table}
     WHERE conversation_id = {_CONVERSATION}.id AND position > {_CONVERSATION}.extracted_through
-    ORDER BY position DESC LIMIT %s
-) newest
+    ORDER BY position LIMIT %s
+) unread
 """
 
 
@@ -272,11 +318,11 @@ _OWNER_FIELDS, _OWNER_COLUMNS = _columns(get_user_model(), "u")
 _SETTINGS_FIELDS, _SETTINGS_COLUMNS = _columns(MemorySettings, "s")
 _PROJECT_FIELDS, _PROJECT_COLUMNS = _columns(Project, "p")
 # The run with its conversation, the conversation's owner, their memory settings and
-# project, and the newest messages not yet extracted: what select_related would read, in SQL
+# project, and the oldest messages not yet extracted: what select_related would read, in SQL
 # written once (building the ORM's five-table query took half the time of running it).
 _LOCKED_RUN_SQL = f"""
 SELECT {_RUN_COLUMNS}, {_CONVERSATION_COLUMNS}, {_OWNER_COLUMNS}, {_SETTINGS_COLUMNS},
-       {_PROJECT_COLUMNS}, ({_NEWEST_MESSAGES_SQL})
+       {_PROJECT_COLUMNS}, ({_UNREAD_MESSAGES_SQL})
 FROM {ExtractionRun._meta.db_table} r
 JOIN {_CONVERSATION} ON {_CONVERSATION}.id = r.conversation_id
 JOIN {get_user_model()._meta.db_table} u ON u.id = {_CONVERSATION}.owner_id
@@ -288,9 +334,9 @@ FOR UPDATE OF r
 
 
 def _locked_run(run_id: int) -> ExtractionRun:
-    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it; ``newest_messages`` set on it."""
+    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it; ``unread_messages`` set on it."""
     with connection.cursor() as cursor:
-        cursor.execute(_LOCKED_RUN_SQL, [settings.EXTRACTION_WINDOW_MESSAGES, run_id])
+        cursor.execute(_LOCKED_RUN_SQL, [max(settings.EXTRACTION_WINDOW_MESSAGES, 1), run_id])
         row = cursor.fetchone()
     if row is None:
         raise ExtractionRun.DoesNotExist(f"No extraction run {run_id}")
@@ -312,26 +358,25 @@ def _locked_run(run_id: int) -> ExtractionRun:
         owner.memory_settings = memory_settings
     conversation.owner, conversation.project = owner, project
     run.conversation = conversation
-    run.newest_messages = next(values)  # type: ignore[attr-defined]
+    run.unread_messages = next(values)  # type: ignore[attr-defined]
     return run
 
 
 def _window(run: ExtractionRun) -> list[WindowMessage]:
-    """The newest unextracted messages that fit the window, oldest first."""
-    newest_messages = run.newest_messages  # type: ignore[attr-defined]  # read with the run
-    newest = [WindowMessage(**message) for message in newest_messages or []]
+    """The oldest unextracted messages that fit the window, in order."""
+    unread_messages = run.unread_messages  # type: ignore[attr-defined]  # read with the run
+    unread = [WindowMessage(**message) for message in unread_messages or []]
     window: list[WindowMessage] = []
     budget = settings.EXTRACTION_WINDOW_TOKENS
-    for message in newest:
+    for message in unread:
         tokens = estimate_tokens(message.content)
         if window and tokens > budget:
             break
         if not window and tokens > budget:
-            # The newest message alone is too long: its beginning is read.
+            # The oldest message alone is too long: its beginning is read.
             message = replace(message, content=message.content[: budget * 4])
         window.append(message)
         budget -= tokens
-    window.reverse()
     return window
 
 
@@ -369,10 +414,14 @@ def _extract(run: ExtractionRun) -> int | None:
     reason = _skip_reason(run, window, memory_settings)
     if reason:
         run.status, run.skip_reason = RunStatus.SKIPPED, reason
+        if window and reason in SKIP_ALL_UNREAD:
+            # Messages that must never be remembered are passed over at once, all of them.
+            last = conversation.messages.aggregate(last=Max("position"))["last"]
+            run.window_last = max(last or 0, window[-1].position)
         # Messages that must never be remembered are not read again; those skipped only
         # because automatic extraction is off stay for an extraction asked for by hand.
         if window and reason != SKIP_AUTO_OFF:
-            return window[-1].position
+            return run.window_last
         return None
     extractor = get_extractor(run.extractor)
     messages = [m for m in window if not is_trivial(m.role, m.content)]

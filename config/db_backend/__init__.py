@@ -1,0 +1,1 @@
+"""Django's PostgreSQL backend, starting the embedded server on first connection."""
