@@ -4,22 +4,30 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.forms import TokenForm
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import ApiToken
 
+# The session key under which a new token's secret waits for the page that shows it once.
+NEW_SECRET_SESSION_KEY = "new_api_token_secret"
 
-def _token_page(
-    request: AuthenticatedHttpRequest, form: TokenForm, new_secret: str | None = None
-) -> HttpResponse:
+
+def _token_page(request: AuthenticatedHttpRequest, form: TokenForm) -> HttpResponse:
     tokens = ApiToken.objects.filter(user=request.user)
+    new_secret = request.session.pop(NEW_SECRET_SESSION_KEY, None)
     return render(
         request,
         "accounts/tokens.html",
-        {"tokens": tokens, "form": form, "new_secret": new_secret},
+        {
+            "tokens": tokens,
+            "form": form,
+            "new_secret": new_secret,
+            "server_url": request.build_absolute_uri("/").rstrip("/"),
+        },
         status=400 if form.errors else 200,
     )
 
@@ -37,14 +45,18 @@ def token_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _token_page(request, form)
     _token, secret = ApiToken.issue(user=request.user, name=form.cleaned_data["name"])
-    # The secret is rendered in this response only; it is stored hashed.
-    return _token_page(request, TokenForm(), new_secret=secret)
+    # Shown once by the page this redirects to (a reload there cannot post again); stored hashed.
+    request.session[NEW_SECRET_SESSION_KEY] = secret
+    return redirect(reverse("token-list") + "#new-token")
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def token_revoke(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
+    """GET asks for confirmation (apps using the token stop working); POST revokes."""
     token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
+    if request.method == "GET":
+        return render(request, "accounts/token_revoke.html", {"token": token})
     token.revoke()
     messages.success(request, _("Token “%(name)s” revoked.") % {"name": token.name})
     return redirect("token-list")

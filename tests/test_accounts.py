@@ -66,13 +66,17 @@ def test_tokens_page_requires_login(db: None) -> None:
 def test_create_a_token_shows_the_secret_once_and_stores_a_hash(alice: Any) -> None:
     client = client_for(alice)
     response = client.post("/settings/tokens/new", {"name": "Laptop"})
-    body = response.content.decode()
+    # Post, then redirect: reloading the page that shows the secret cannot make a second token.
+    assert response.status_code == 302 and response["Location"].startswith("/settings/tokens/")
+    body = client.get(response["Location"]).content.decode()
     token = ApiToken.objects.get(user=alice)
     secret = body.split('id="new-token">')[1].split("<")[0]
     assert secret.startswith("mem_") and token.name == "Laptop"
     assert token.token_hash == ApiToken.hash_secret(secret) and secret not in token.token_hash
+    assert f"Bearer {secret}" in body  # the connect-your-app snippet, ready to paste
     listing = client.get("/settings/tokens/").content.decode()
     assert "Laptop" in listing and secret not in listing
+    assert ApiToken.objects.filter(user=alice).count() == 1
 
 
 def test_a_token_needs_a_name(alice: Any) -> None:
@@ -99,6 +103,20 @@ def test_a_token_authenticates_the_api_until_revoked(alice: Any) -> None:
 def test_nobody_can_revoke_someone_elses_token(alice: Any, charlie: Any) -> None:
     token, _secret = ApiToken.issue(user=alice, name="CLI")
     assert client_for(charlie).post(f"/settings/tokens/{token.pk}/revoke").status_code == 404
-    assert client_for(alice).get(f"/settings/tokens/{token.pk}/revoke").status_code == 405
+    assert client_for(charlie).get(f"/settings/tokens/{token.pk}/revoke").status_code == 404
     token.refresh_from_db()
     assert token.is_active
+
+
+def test_revoking_asks_for_confirmation_first(alice: Any) -> None:
+    token, _secret = ApiToken.issue(user=alice, name="CLI")
+    client = client_for(alice)
+    listing = client.get("/settings/tokens/").content.decode()
+    assert f'href="/settings/tokens/{token.pk}/revoke"' in listing
+    confirm = client.get(f"/settings/tokens/{token.pk}/revoke")
+    assert confirm.status_code == 200 and "cannot be undone" in confirm.content.decode()
+    token.refresh_from_db()
+    assert token.is_active
+    assert client.post(f"/settings/tokens/{token.pk}/revoke").status_code == 302
+    token.refresh_from_db()
+    assert not token.is_active
