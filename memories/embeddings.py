@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -379,6 +380,8 @@ PROVIDERS = ("auto", "local", "model2vec", "openai", "sentence-transformers")
 # A missing model is looked for again this often (a download by migrate may have landed).
 _RECHECK_SECONDS = 60.0
 _provider: EmbeddingProvider | None = None
+# One thread loads the model (hundreds of MB) while the others of the process wait for it.
+_provider_lock = threading.Lock()
 
 
 def _make_provider() -> EmbeddingProvider:
@@ -423,7 +426,10 @@ def get_provider() -> EmbeddingProvider:
     global _provider, _conflict_cache
     provider = _provider
     if provider is None:
-        provider = _provider = _make_provider()
+        with _provider_lock:
+            provider = _provider
+            if provider is None:
+                provider = _provider = _make_provider()
     elif (
         isinstance(provider, FallbackEmbedding | UnavailableEmbedding)
         and provider.missing
