@@ -22,6 +22,7 @@ from api.auth import ApiRequest
 from api.errors import ApiError
 from conversations.models import Conversation
 from memories import services
+from memories.embeddings import fallback_degraded
 from memories.filters import MemoryFilters, clean_tag
 from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, Scope
 from memories.permissions import can_change_memory, memories_visible_to
@@ -332,7 +333,7 @@ def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str,
             {"memory": item.memory, "score": item.score, "score_parts": item.parts}
             for item in result.memories
         ],
-        "degraded": result.degraded.as_dict() if result.degraded else None,
+        "degraded": result.degraded.as_dict() if result.degraded else fallback_degraded(),
         "timing_ms": result.timings_ms,
     }
 

@@ -170,7 +170,8 @@ LOGGING = {
 # Memory behaviour.
 MEMORY_ENABLED_BY_DEFAULT = envbool("MEMORY_ENABLED_BY_DEFAULT", False)
 MEMORY_REVIEW_BY_DEFAULT = envbool("MEMORY_REVIEW_BY_DEFAULT", False)
-MEMORY_EMBEDDING_PROVIDER = envstr("MEMORY_EMBEDDING_PROVIDER", "local")
+# auto: the local model2vec model when it loads, else the local hash embeddings.
+MEMORY_EMBEDDING_PROVIDER = envstr("MEMORY_EMBEDDING_PROVIDER", "auto")
 MEMORY_EMBEDDING_DIMENSIONS = envint("MEMORY_EMBEDDING_DIMENSIONS", 384)
 API_MAX_BODY_BYTES = envint("API_MAX_BODY_BYTES", 1_000_000)
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = envint("WORKER_HEARTBEAT_MAX_AGE_SECONDS", 180)
@@ -207,6 +208,12 @@ MEMORY_EMBEDDING_MODEL = envstr("MEMORY_EMBEDDING_MODEL", "")
 MEMORY_EMBEDDING_TIMEOUT = envfloat("MEMORY_EMBEDDING_TIMEOUT", 10.0)
 MEMORY_EMBEDDING_BATCH_SIZE = envint("MEMORY_EMBEDDING_BATCH_SIZE", 64)
 MEMORY_EMBEDDING_MAX_RETRIES = envint("MEMORY_EMBEDDING_MAX_RETRIES", 3)
+# model2vec (and auto): a local model directory (never downloaded), or where the model
+# named by MEMORY_EMBEDDING_MODEL is downloaded once.
+MEMORY_EMBEDDING_MODEL_PATH = envstr("MEMORY_EMBEDDING_MODEL_PATH", "")
+MEMORY_EMBEDDING_CACHE_DIR = envstr("MEMORY_EMBEDDING_CACHE_DIR", str(BASE_DIR / "var" / "models"))
+# After migrate, a change of embedding model re-embeds this many memories or fewer at once.
+MEMORY_EMBEDDING_AUTO_REBUILD_MAX = envint("MEMORY_EMBEDDING_AUTO_REBUILD_MAX", 2000)
 MEMORY_RECALL_MIN_SIMILARITY = envfloat("MEMORY_RECALL_MIN_SIMILARITY", 0.2)
 # Extra database connections per process (memories/side_connections.py): recall's keyword
 # search runs on one beside the vector search, and the injection preview's bookkeeping is

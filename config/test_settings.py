@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from config.settings import *  # noqa: F403
-from config.settings import Q_CLUSTER
+from config.settings import BASE_DIR, Q_CLUSTER
 
 # Playwright's sync API runs an event loop in the test thread; the ORM calls the
 # tests make beside it are still synchronous and safe.
@@ -18,3 +18,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 MEMORY_ENABLED_BY_DEFAULT = False
+# Tests are deterministic: the hash embeddings unless a test chooses another provider, and
+# no model download is ever attempted (tests build their own tiny model2vec model).
+MEMORY_EMBEDDING_PROVIDER = "local"
+MEMORY_EMBEDDING_MODEL_PATH = ""
+MEMORY_EMBEDDING_CACHE_DIR = str(BASE_DIR / "var" / "test-models-absent")
+os.environ["HF_HUB_OFFLINE"] = "1"

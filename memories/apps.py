@@ -17,7 +17,8 @@ class MemoriesConfig(AppConfig):
 
         from memories import checks  # noqa: F401  (registers the system checks)
         from memories.embeddings import reset_caches
-        from memories.jobs import ensure_schedules
+        from memories.jobs import ensure_embeddings, ensure_schedules
 
         post_migrate.connect(ensure_schedules, sender=self)
+        post_migrate.connect(ensure_embeddings, sender=self)
         setting_changed.connect(reset_caches)

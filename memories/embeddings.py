@@ -1,6 +1,10 @@
 """Embedding providers: a batch of texts in, one unit vector per text out.
 
-``local`` (the default) needs no model and no network: it hashes word,
+``auto`` (the default) uses the local ``model2vec`` model (below) when it
+loads, and otherwise ``local``, saying why in ``embedding_status()``, the
+injection preview's ``degraded`` and the memory page.
+
+``local`` needs no model and no network: it hashes word,
 CJK character and character-trigram features into a fixed number of
 dimensions and normalises the result, so texts that share words or Chinese
 characters are close. It is deterministic across processes and machines.
@@ -9,6 +13,8 @@ characters are close. It is deterministic across processes and machines.
 Ollama, vLLM…) in batches, with a timeout and retries with backoff.
 ``sentence-transformers`` runs a local model when that optional extra is
 installed (``pip install memoryapp[sentence-transformers]``).
+``model2vec`` runs a static multilingual sentence-embedding model on the CPU,
+without PyTorch (see Model2VecEmbedding).
 
 Every provider raises EmbeddingError when it cannot give one vector of the
 configured dimension per text; callers degrade to keyword search and keep
@@ -21,13 +27,18 @@ import hashlib
 import json
 import logging
 import math
+import os
 import re
+import shutil
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from functools import lru_cache
+from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -210,14 +221,181 @@ class SentenceTransformerEmbedding:
         return result
 
 
-PROVIDERS = ("local", "openai", "sentence-transformers")
+# model2vec ------------------------------------------------------------------
+
+DEFAULT_MODEL2VEC_MODEL = "minishlab/potion-multilingual-128M"
+# A model2vec directory holds these (model2vec also reads sentence-transformers layouts).
+MODEL2VEC_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+DOWNLOAD_COMMAND = "python manage.py embed_memories --download"
+_CONNECT_TIMEOUT_SECONDS = 3.0
 
 
-@lru_cache(maxsize=1)
-def get_provider() -> EmbeddingProvider:
-    """The provider the settings choose (MEMORY_EMBEDDING_PROVIDER)."""
+class ModelUnavailable(Exception):
+    """The model2vec model cannot be used; the message says why.
+
+    ``missing``: there is no model yet (worth another look later), as opposed to a broken one.
+    """
+
+    def __init__(self, reason: str, *, missing: bool = False):
+        super().__init__(reason)
+        self.missing = missing
+
+
+class Model2VecEmbedding:
+    """A model2vec static model: token vectors averaged, on the CPU, with no PyTorch.
+
+    Why model2vec and potion-multilingual-128M (the default, 256 dimensions): a static
+    model embeds a short query in well under a millisecond on one core (a lookup and a
+    mean), its only dependencies are numpy, safetensors and tokenizers, and
+    potion-multilingual-128M, distilled from bge-m3, is the best multilingual static
+    model (about 100 languages, Chinese included). It is ~0.5 GB on disk and in memory
+    per process; ``minishlab/potion-base-8M`` (English only, 30 MB) is the small choice.
+    Alternatives considered: fastembed's ONNX models (e.g. paraphrase-multilingual-MiniLM,
+    multilingual-e5-small) are better on MTEB but need onnxruntime and take 5–20 ms per
+    query on 2 cores, over the 10 ms budget; sentence-transformers needs PyTorch.
+    """
+
+    def __init__(self, path: Path, *, name: str):
+        try:
+            from model2vec import StaticModel
+        except ImportError as exc:
+            raise ModelUnavailable("the model2vec package is not installed") from exc
+        try:
+            # A local directory: model2vec reads it and never goes to the network.
+            self._model = StaticModel.from_pretrained(path, normalize=True)
+        except Exception as exc:
+            raise ModelUnavailable(f"{path} could not be loaded: {exc}") from exc
+        self.path = path
+        self.dimensions = int(self._model.dim)
+        self.model_name = f"model2vec:{name}"[:200]
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._model.encode(list(texts), use_multiprocessing=False)
+        result: list[list[float]] = vectors.astype(float).tolist()
+        return result
+
+
+def model2vec_source() -> tuple[Path, str, bool]:
+    """(the model's directory, its name, whether it may be downloaded there)."""
+    if settings.MEMORY_EMBEDDING_MODEL_PATH:
+        path = Path(settings.MEMORY_EMBEDDING_MODEL_PATH)
+        return path, settings.MEMORY_EMBEDDING_MODEL or path.name, False
+    repo = settings.MEMORY_EMBEDDING_MODEL or DEFAULT_MODEL2VEC_MODEL
+    return Path(settings.MEMORY_EMBEDDING_CACHE_DIR) / repo.replace("/", "--"), repo, True
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def download_model(repo: str, path: Path) -> None:
+    """Download ``repo`` from the Hugging Face hub into ``path``, once; fails fast offline."""
+    if _offline():
+        raise ModelUnavailable(f"{repo} is not downloaded and HF_HUB_OFFLINE is set", missing=True)
+    try:
+        import huggingface_hub
+    except ImportError as exc:
+        raise ModelUnavailable("the model2vec package is not installed") from exc
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = endpoint.hostname or "huggingface.co"
+    proxied = any(os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY"))
+    if not proxied:
+        # A quick look first: without a network the hub client would wait for its timeouts.
+        port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+        try:
+            socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_SECONDS).close()
+        except OSError as exc:
+            raise ModelUnavailable(
+                f"{repo} could not be downloaded: {host} is unreachable ({exc})", missing=True
+            ) from exc
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    logger.info("Downloading the embedding model %s into %s (once)", repo, path)
+    try:
+        huggingface_hub.snapshot_download(
+            repo,
+            local_dir=partial,
+            allow_patterns=[
+                *MODEL2VEC_FILES,
+                "config_sentence_transformers.json",
+                "0_StaticEmbedding/*",
+                "modules.json",
+                "README.md",
+            ],
+            etag_timeout=10,
+        )
+        os.replace(partial, path)
+    except Exception as exc:
+        raise ModelUnavailable(f"{repo} could not be downloaded: {exc}", missing=True) from exc
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def load_model2vec(*, download: bool = False) -> Model2VecEmbedding:
+    """The model2vec model: from MEMORY_EMBEDDING_MODEL_PATH, or from the cache directory
+    (downloaded there first when ``download``). Raises ModelUnavailable saying why not."""
+    path, name, downloadable = model2vec_source()
+    if not path.is_dir():
+        if not downloadable:
+            raise ModelUnavailable(
+                f"MEMORY_EMBEDDING_MODEL_PATH {path} is not a directory", missing=True
+            )
+        if not download:
+            raise ModelUnavailable(
+                f"{name} is not downloaded into {path} yet "
+                f"(manage.py migrate or embed_memories --download fetches it once)",
+                missing=True,
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        download_model(name, path)
+    return Model2VecEmbedding(path, name=name)
+
+
+class FallbackEmbedding(LocalHashEmbedding):
+    """The hash embeddings standing in for a model2vec model that ``auto`` could not load."""
+
+    def __init__(self, dimensions: int, unavailable: ModelUnavailable):
+        super().__init__(dimensions)
+        self.reason = str(unavailable)
+        self.missing = unavailable.missing
+        self.checked_at = time.monotonic()
+
+
+class UnavailableEmbedding:
+    """``model2vec`` chosen explicitly and not loadable: every call fails (keyword recall)."""
+
+    def __init__(self, dimensions: int, name: str, unavailable: ModelUnavailable):
+        self.dimensions = dimensions
+        self.model_name = f"model2vec:{name}"[:200]
+        self.reason = str(unavailable)
+        self.missing = unavailable.missing
+        self.checked_at = time.monotonic()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise EmbeddingError(f"the model2vec model is unavailable: {self.reason}")
+
+
+PROVIDERS = ("auto", "local", "model2vec", "openai", "sentence-transformers")
+# A missing model is looked for again this often (a download by migrate may have landed).
+_RECHECK_SECONDS = 60.0
+_provider: EmbeddingProvider | None = None
+# One thread loads the model (hundreds of MB) while the others of the process wait for it.
+_provider_lock = threading.Lock()
+
+
+def _make_provider() -> EmbeddingProvider:
     name = settings.MEMORY_EMBEDDING_PROVIDER
     dimensions = settings.MEMORY_EMBEDDING_DIMENSIONS
+    if name in ("auto", "model2vec"):
+        try:
+            return load_model2vec()
+        except ModelUnavailable as exc:
+            if name == "auto":
+                logger.warning("Embedding model not used, local hash embeddings instead: %s", exc)
+                return FallbackEmbedding(dimensions, exc)
+            logger.error("The model2vec embedding model is unavailable: %s", exc)
+            return UnavailableEmbedding(dimensions, model2vec_source()[1], exc)
     if name == "local":
         return LocalHashEmbedding(dimensions)
     if name == "openai":
@@ -238,6 +416,82 @@ def get_provider() -> EmbeddingProvider:
     raise ImproperlyConfigured(
         f"Unknown MEMORY_EMBEDDING_PROVIDER {name!r}; use one of {', '.join(PROVIDERS)}."
     )
+
+
+def get_provider() -> EmbeddingProvider:
+    """The provider the settings choose (MEMORY_EMBEDDING_PROVIDER), made once per process.
+
+    A model2vec model that was missing is looked for again every minute, so a process
+    started before ``migrate`` downloaded it picks it up."""
+    global _provider, _conflict_cache
+    provider = _provider
+    if provider is None:
+        with _provider_lock:
+            provider = _provider
+            if provider is None:
+                provider = _provider = _make_provider()
+    elif (
+        isinstance(provider, FallbackEmbedding | UnavailableEmbedding)
+        and provider.missing
+        and time.monotonic() - provider.checked_at > _RECHECK_SECONDS
+    ):
+        fresh = _make_provider()
+        if type(fresh) is type(provider):
+            provider.checked_at = time.monotonic()  # still missing: keep the same object
+        else:
+            provider = _provider = fresh
+            _conflict_cache = None
+    return provider
+
+
+def download_if_missing() -> bool:
+    """Fetch the model2vec model into the cache directory when auto or model2vec wants it
+    and it is not there yet. True when it was downloaded (the provider must be made again)."""
+    if settings.MEMORY_EMBEDDING_PROVIDER not in ("auto", "model2vec"):
+        return False
+    path, _name, downloadable = model2vec_source()
+    if not downloadable or path.is_dir():
+        return False
+    try:
+        load_model2vec(download=True)
+    except ModelUnavailable as exc:
+        logger.warning("The embedding model was not downloaded: %s", exc)
+        return False
+    reset_caches()
+    return True
+
+
+def provider_in_use(provider: EmbeddingProvider) -> str:
+    """Which implementation answers: "model2vec", "local", "openai"… ("none" if unavailable)."""
+    if isinstance(provider, UnavailableEmbedding):
+        return "none"
+    return {
+        Model2VecEmbedding: "model2vec",
+        OpenAIEmbedding: "openai",
+        SentenceTransformerEmbedding: "sentence-transformers",
+    }.get(type(provider), "local")
+
+
+def fallback_reason() -> str | None:
+    """Why ``auto`` runs on the hash embeddings instead of the model, or None."""
+    provider = get_provider()
+    return provider.reason if isinstance(provider, FallbackEmbedding) else None
+
+
+def fallback_degraded() -> dict[str, str] | None:
+    """The injection preview's ``degraded`` when recall runs on the fallback (same shape as
+    retrieval's Degraded)."""
+    reason = fallback_reason()
+    if reason is None:
+        return None
+    provider = get_provider()
+    downloadable = getattr(provider, "missing", False) and not settings.MEMORY_EMBEDDING_MODEL_PATH
+    return {
+        "code": "EMBEDDING_FALLBACK",
+        "message": f"The embedding model is not used ({reason}); "
+        "recall ranks by meaning with the simpler local hash embeddings.",
+        "command": DOWNLOAD_COMMAND if downloadable else "",
+    }
 
 
 # Stored vectors ------------------------------------------------------------
@@ -285,9 +539,9 @@ def dimension_conflict() -> str | None:
 
 def reset_caches(**kwargs: Any) -> None:
     """Forget the provider and the conflict check (settings changed, or the column did)."""
-    global _conflict_cache
+    global _conflict_cache, _provider
     _conflict_cache = None
-    get_provider.cache_clear()
+    _provider = None
 
 
 def embedding_status() -> dict[str, Any]:
@@ -299,6 +553,9 @@ def embedding_status() -> dict[str, Any]:
     status: dict[str, Any] = {
         "ok": True,
         "provider": settings.MEMORY_EMBEDDING_PROVIDER,
+        # What answers: with auto, "model2vec" or (when the model cannot be used) "local".
+        "in_use": provider_in_use(provider),
+        "fallback_reason": fallback_reason(),
         "model": provider.model_name,
         "dimensions": provider.dimensions,
         "stored_dimensions": stored,
@@ -308,7 +565,11 @@ def embedding_status() -> dict[str, Any]:
         .values("pk")[:MISSING_COUNT_BOUND]
         .count(),
     }
-    if stored is not None and stored != provider.dimensions:
+    if isinstance(provider, UnavailableEmbedding):
+        status.update(
+            ok=False, code="EMBEDDING_UNAVAILABLE", error=provider.reason, command=DOWNLOAD_COMMAND
+        )
+    elif stored is not None and stored != provider.dimensions:
         status.update(
             ok=False,
             code="EMBEDDING_DIMENSION_CONFLICT",

@@ -57,6 +57,53 @@ def embed_memories(memory_ids: list[int]) -> None:
     store_embeddings(rows, get_provider())
 
 
+def ensure_embeddings(verbosity: int = 1, **kwargs: Any) -> None:
+    """After migrate: fetch the model2vec model once (``auto``), and when the embedding model
+    in use changed (another dimension, or vectors from another model), re-embed at once if
+    there are MEMORY_EMBEDDING_AUTO_REBUILD_MAX memories or fewer; more are left to
+    ``embed_memories --rebuild``, which is logged (and /healthz reports the conflict).
+
+    Only for the providers that run here (auto, model2vec, local): an API is not called
+    from migrate. Failures are logged, never raised: migrate goes on.
+    """
+    from django.core.management import call_command
+
+    from memories.embeddings import (
+        FIX_COMMAND,
+        column_dimensions,
+        download_if_missing,
+        get_provider,
+    )
+
+    if settings.MEMORY_EMBEDDING_PROVIDER not in ("auto", "model2vec", "local"):
+        return
+    download_if_missing()
+    provider = get_provider()
+    stored = column_dimensions()
+    if stored is None:
+        return
+    resize = stored != provider.dimensions
+    if not resize and not Memory.objects.exclude(embedding_model=provider.model_name).exists():
+        return
+    count = Memory.objects.count()
+    if count > settings.MEMORY_EMBEDDING_AUTO_REBUILD_MAX:
+        logger.warning(
+            "The embedding model is now %s; %s memories are too many to re-embed during "
+            "migrate. Run: %s",
+            provider.model_name,
+            count,
+            FIX_COMMAND if resize else "python manage.py embed_memories",
+        )
+        return
+    try:
+        call_command("embed_memories", rebuild=resize, verbosity=0)
+    except Exception as exc:
+        logger.warning("Memories not re-embedded with %s: %s", provider.model_name, exc)
+        return
+    if count and verbosity:
+        logger.info("Re-embedded %s memories with %s", count, provider.model_name)
+
+
 def heartbeat() -> None:
     WorkerHeartbeat.objects.update_or_create(name="default", defaults={"beat_at": timezone.now()})
 

@@ -34,6 +34,7 @@ from django.utils import timezone
 from accounts.models import MemorySettings
 from conversations.models import Conversation
 from memories import side_connections
+from memories.embeddings import fallback_degraded
 from memories.models import Kind, Memory, MemoryQuerySet, Scope, one_line
 from memories.retrieval import (
     RecalledMemory,
@@ -418,7 +419,7 @@ def _build(
             "total": estimate_tokens(block),
         },
         "budget": {"total": request.budget, **request.scope_budgets},
-        "degraded": ranking.degraded.as_dict() if ranking.degraded else None,
+        "degraded": ranking.degraded.as_dict() if ranking.degraded else fallback_degraded(),
         "dry_run": request.dry_run,
         "timing_ms": dict(ranking.timings_ms),
     }

@@ -30,6 +30,7 @@ from django_htmx.http import push_url, trigger_client_event
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import MemorySettings
 from memories import services
+from memories.embeddings import fallback_reason
 from memories.filters import MemoryFilters
 from memories.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
 from memories.memory_history import event_changes
@@ -242,7 +243,11 @@ def _page_context(
 ) -> dict[str, Any]:
     """What the page shows around the list: the add form, the memory files, the settings."""
     project = source.project
-    context: dict[str, Any] = {"add_form": add_form or _add_form(source)}
+    context: dict[str, Any] = {
+        "add_form": add_form or _add_form(source),
+        # Recall runs on the hash embeddings because the model could not be loaded (auto).
+        "embedding_fallback": fallback_reason() is not None,
+    }
     if project is None:
         memory_settings = MemorySettings.for_user(request.user)
         return context | {

@@ -3,6 +3,8 @@
 ``--rebuild`` re-embeds everything; when the configured dimension differs from
 the column's, it first changes the column to that dimension and recreates the
 HNSW index (the old vectors cannot be kept: they come from another model).
+``--download`` first fetches the model2vec model (MEMORY_EMBEDDING_PROVIDER auto or
+model2vec) into MEMORY_EMBEDDING_CACHE_DIR when it is not there yet.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pgvector.django import HnswIndex
 from memories.embeddings import (
     EmbeddingError,
     column_dimensions,
+    download_if_missing,
+    fallback_reason,
     get_provider,
     reset_caches,
     store_embeddings,
@@ -71,9 +75,20 @@ class Command(BaseCommand):
             action="store_true",
             help="Re-embed every memory; change the vector column if the dimension changed.",
         )
+        parser.add_argument(
+            "--download",
+            action="store_true",
+            help="First download the model2vec model into MEMORY_EMBEDDING_CACHE_DIR if missing.",
+        )
         parser.add_argument("--batch-size", type=int, default=64)
 
-    def handle(self, *args: Any, rebuild: bool, batch_size: int, **options: Any) -> None:
+    def handle(
+        self, *args: Any, rebuild: bool, batch_size: int, download: bool = False, **options: Any
+    ) -> None:
+        if download:
+            download_if_missing()
+        if reason := fallback_reason():
+            self.stderr.write(f"The embedding model is not used, hash embeddings instead: {reason}")
         provider = get_provider()
         stored = column_dimensions()
         if stored is not None and stored != provider.dimensions:
