@@ -44,7 +44,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from memories.textsearch import terms
+from memories.textsearch import is_stopword, terms
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +72,12 @@ def _stem(word: str) -> str:
 
 
 def _features(text: str) -> list[tuple[str, float]]:
+    """Stopwords of both languages are left out: they would make every short text near
+    every other (``textsearch.is_stopword``)."""
     features: list[tuple[str, float]] = []
     for term in terms(text):
+        if is_stopword(term):
+            continue
         if _LATIN_WORD.match(term) and term.isascii():
             stem = _stem(term)
             features.append(("w:" + stem, 1.0))

@@ -10,7 +10,7 @@ and the same templates serve both.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db.models import Case, Count, F, FloatField, Q, Value, When, Window
-from django.db.models.functions import Cast, RowNumber
+from django.db.models import Case, Count, F, FloatField, Q, Value, When
 from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils import timezone
@@ -39,7 +38,14 @@ from memories.filters import (
 )
 from memories.models import STATE_CONDITIONS, Kind, Memory, MemoryQuerySet, Origin, Scope
 from memories.permissions import can_change_memory, can_review_memory, memories_writable_by
-from memories.retrieval import RRF_K, Degraded, similar_memories
+from memories.retrieval import (
+    KEYWORD_WEIGHT,
+    RRF_K,
+    VECTOR_WEIGHT,
+    Degraded,
+    keyword_hits,
+    similar_memories,
+)
 from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 from teams.models import Project
 
@@ -50,6 +56,8 @@ if TYPE_CHECKING:
 PAGE_SIZE = 20
 # A search lists at most this many memories found by meaning alone (besides its word matches).
 SIMILAR_MATCHES = 20
+# The word matches ranked as recall ranks them (the rest follow).
+KEYWORD_MATCHES = 200
 
 STATES: dict[str, Any] = {
     "active": _("Active"),
@@ -89,10 +97,13 @@ class SearchMatch:
     words: SearchQuery | None
     similar: tuple[int, ...] = ()
     degraded: Degraded | None = None
+    # The best word matches by recall's keyword ranking (BM25), best first.
+    keyword: tuple[int, ...] = ()
 
     @classmethod
     def among(cls, memories: MemoryQuerySet, text: str) -> SearchMatch:
-        query = tsquery(text, prefix=True)
+        # Any word typed matches (the last as a prefix); the ranking says which match best.
+        query = tsquery(text, prefix=True, match_all=False)
         words = SearchQuery(query, search_type="raw", config=SEARCH_CONFIG) if query else None
         similar, degraded = similar_memories(
             memories,
@@ -100,7 +111,13 @@ class SearchMatch:
             limit=SIMILAR_MATCHES,
             min_similarity=settings.MEMORY_SEARCH_MIN_SIMILARITY,
         )
-        return cls(words, tuple(memory_id for memory_id, _similarity in similar), degraded)
+        keyword = keyword_hits(memories, text, KEYWORD_MATCHES) if words is not None else []
+        return cls(
+            words,
+            tuple(memory_id for memory_id, _similarity in similar),
+            degraded,
+            tuple(memory_id for memory_id, _score in keyword),
+        )
 
     @property
     def condition(self) -> Q:
@@ -109,27 +126,44 @@ class SearchMatch:
             return found_by_meaning
         return found_by_meaning | Q(search_vector=self.words)
 
+    def by_meaning_only(self, ids: Iterable[int]) -> frozenset[int]:
+        """Which of ``ids`` the search found by meaning alone, none of the words typed."""
+        similar = set(self.similar).intersection(ids)
+        if not similar or self.words is None:
+            return frozenset(similar)
+        with_words = Memory.objects.filter(pk__in=similar, search_vector=self.words)
+        return frozenset(similar - set(with_words.values_list("pk", flat=True)))
+
     def best_first(self, memories: MemoryQuerySet) -> MemoryQuerySet:
-        """``memories`` (matches of this search) ordered by reciprocal rank fusion of their
-        rank by the words (``ts_rank_cd``) and by meaning, as recall fuses them."""
+        """``memories`` (matches of this search) ordered as recall fuses its lists: reciprocal
+        rank fusion of the rank by the words (BM25, ``retrieval.keyword_hits``; a word
+        matched only as the prefix being typed comes after those) and by meaning."""
         relevance: Any = Case(
-            *(When(pk=pk, then=Value(1.0 / (RRF_K + n))) for n, pk in enumerate(self.similar, 1)),
+            *(
+                When(pk=pk, then=Value(KEYWORD_WEIGHT / (RRF_K + n)))
+                for n, pk in enumerate(self.keyword, 1)
+            ),
+            default=Value(0.0),
+            output_field=FloatField(),
+        ) + Case(
+            *(
+                When(pk=pk, then=Value(VECTOR_WEIGHT / (RRF_K + n)))
+                for n, pk in enumerate(self.similar, 1)
+            ),
             default=Value(0.0),
             output_field=FloatField(),
         )
         if self.words is not None:
-            word_rank = Case(
+            # Prefix matches outside the ranked words: after them, by ts_rank_cd.
+            after = KEYWORD_WEIGHT / (RRF_K + len(self.keyword) + 1)
+            relevance += Case(
+                When(pk__in=self.keyword, then=Value(0.0)),
                 When(
                     search_vector=self.words,
-                    then=SearchRank(F("search_vector"), self.words, cover_density=True),
+                    then=after
+                    * SearchRank(F("search_vector"), self.words, cover_density=True)
+                    / (1 + SearchRank(F("search_vector"), self.words, cover_density=True)),
                 ),
-                output_field=FloatField(),
-            )
-            position = Window(
-                RowNumber(), order_by=[word_rank.desc(nulls_last=True), F("id").desc()]
-            )
-            relevance += Case(
-                When(search_vector=self.words, then=1.0 / (RRF_K + Cast(position, FloatField()))),
                 default=Value(0.0),
                 output_field=FloatField(),
             )
@@ -484,7 +518,7 @@ class MemoryListPage:
     def rows(self) -> list[MemoryRow]:
         """Pages 1..page on a full render; the "load more" fragment asks for one page."""
         ids = list(self.ordered.values_list("pk", flat=True)[: self.filters.page * PAGE_SIZE])
-        similar = frozenset(self.search.similar) if self.search else frozenset()
+        similar = self.search.by_meaning_only(ids) if self.search else frozenset()
         return memory_rows(ids, self.source, self.filters.q, found_by_meaning=similar)
 
     @property

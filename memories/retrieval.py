@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import EmptyResultSet
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Avg, Count, FloatField, Func, Q, QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -60,7 +61,14 @@ from memories.models import (
     vector_bucket,
 )
 from memories.permissions import memories_visible_to
-from memories.textsearch import ACCESS_DOCUMENT_SQL, SEARCH_CONFIG, is_cjk, search_document
+from memories.textsearch import (
+    ACCESS_DOCUMENT_SQL,
+    ENGLISH_STOPWORDS,
+    SEARCH_CONFIG,
+    expansions,
+    is_cjk,
+    search_document,
+)
 from teams.models import Project
 from teams.permissions import projects_readable_by
 
@@ -86,6 +94,15 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 # Uses at which the "use" part reaches 1.
 FULL_USE_COUNT = 100
 
+# Reciprocal rank fusion's weight of each list: BM25 over words is the better ranking, the
+# vector list adds what is said in other words (set on benchmarks/conversation_memory.py).
+KEYWORD_WEIGHT = 1.0
+VECTOR_WEIGHT = 0.5
+# How much more relevance a memory by or about a person the query names keeps, and a dated
+# one for a question asking when (QueryIntent).
+PERSON_BOOST = 0.3
+DATE_BOOST = 0.3
+
 WEIGHTS = {"relevance": 0.7, "importance": 0.1, "confidence": 0.05, "recency": 0.1, "use": 0.05}
 
 MODES = ("hybrid", "keyword", "vector")
@@ -101,6 +118,16 @@ KEEP_WHEN_ALL_COMMON = 3
 # no more than statistics say are together in this share of memories.
 MAX_QUERY_TERMS = 8
 MAX_MATCH_SHARE = 0.015
+# A concept's other words (textsearch.expansions) weigh this much of a word of the query,
+# and the first this many are searched.
+EXPANSION_WEIGHT = 0.5
+MAX_EXPANSION_TERMS = 8
+# Okapi BM25's parameters (the usual ones).
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Candidate sets up to this size are counted for BM25; larger ones estimated.
+EXACT_CORPUS_LIMIT = 5000
+CORPUS_SAMPLE = 2000
 STATISTICS_CACHE_SECONDS = 300.0
 _statistics_cache: tuple[float, TableStatistics] | None = None
 
@@ -132,6 +159,8 @@ class RecalledMemory:
     valid_from: datetime
     last_accessed_at: datetime | None
     access_count: int
+    # Its metadata names the date of what it tells (``event_date``).
+    event_dated: bool = False
 
 
 T = TypeVar("T")
@@ -249,21 +278,42 @@ def common_lexemes() -> dict[str, float]:
     return table_statistics().common_lexemes
 
 
-def _query_terms(text: str) -> list[str]:
-    """The terms to search for ``text`` (raw tsqueries): its rarest, at most MAX_QUERY_TERMS,
-    and together in at most MAX_MATCH_SHARE of memories (as far as statistics tell).
+@dataclass(frozen=True)
+class QueryTerm:
+    """A lexeme to search for, as a raw tsquery, and its weight (1, or EXPANSION_WEIGHT for
+    a concept's other words, ``textsearch.expansions``)."""
+
+    tsquery: str
+    weight: float = 1.0
+
+
+def _query_terms(text: str) -> list[QueryTerm]:
+    """The terms to search for ``text``: its rarest, at most MAX_QUERY_TERMS, and together in
+    at most MAX_MATCH_SHARE of memories (as far as statistics tell), then the rarest
+    MAX_EXPANSION_TERMS words of the concepts it names.
 
     Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
     else is left; among equally rare terms the ones said last (the new message
     comes after the recent ones) win. Lexemes come stemmed from PostgreSQL, so
     the query is built with the "simple" configuration, which only lower-cases.
+    Stopwords of both languages never reach it (``textsearch.search_document``).
     """
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT lexeme FROM unnest(to_tsvector(%s, %s)) ORDER BY positions[1] DESC",
-            [SEARCH_CONFIG, search_document(text)],
+            # The query's words last said first, the concepts' words in their order.
+            "SELECT lexeme, false, -positions[1] FROM unnest(to_tsvector(%s, %s)) "
+            "UNION ALL SELECT lexeme, true, positions[1] FROM unnest(to_tsvector(%s, %s)) "
+            "ORDER BY 2, 3",
+            [
+                SEARCH_CONFIG,
+                search_document(text),
+                SEARCH_CONFIG,
+                search_document(" ".join(expansions(text))),
+            ],
         )
-        lexemes = [row[0] for row in cursor.fetchall()]
+        rows = [(lexeme, expanded) for lexeme, expanded, _position in cursor.fetchall()]
+    # The last said first: they win among equals.
+    lexemes = [lexeme for lexeme, expanded in rows if not expanded]
     statistics = table_statistics()
 
     def share(lexeme: str) -> float:
@@ -280,10 +330,20 @@ def _query_terms(text: str) -> list[str]:
         kept.append(lexeme)
         matched_share += share(lexeme)
     kept = kept or rarest_first[:KEEP_WHEN_ALL_COMMON]
-    # A lone CJK character stays a prefix, as in textsearch.tsquery.
-    return [
-        f"'{lexeme}'" + (":*" if len(lexeme) == 1 and is_cjk(lexeme) else "") for lexeme in kept
+    extra = [
+        lexeme
+        for lexeme in dict.fromkeys(lexeme for lexeme, expanded in rows if expanded)
+        if lexeme not in lexemes and lexeme not in statistics.common_lexemes
     ]
+    return [_query_term(lexeme) for lexeme in kept] + [
+        _query_term(lexeme, EXPANSION_WEIGHT) for lexeme in extra[:MAX_EXPANSION_TERMS]
+    ]
+
+
+def _query_term(lexeme: str, weight: float = 1.0) -> QueryTerm:
+    # A lone CJK character stays a prefix, as in textsearch.tsquery.
+    prefix = ":*" if len(lexeme) == 1 and is_cjk(lexeme) else ""
+    return QueryTerm(f"'{lexeme}'{prefix}", weight)
 
 
 def member_project_ids(user: User) -> list[int]:
@@ -297,10 +357,21 @@ def access_lexemes(user: User, project_ids: Sequence[int]) -> tuple[str, ...]:
 
 
 def keyword_sql(
-    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+    memories: MemoryQuerySet,
+    text: str,
+    limit: int,
+    access: Sequence[str] = (),
+    corpus: tuple[int, float] | None = None,
 ) -> tuple[str, list[Any]] | None:
-    """SQL and parameters of (id, terms matched) of the memories matching any term of
-    ``text``, best first, ties by id; None if there is nothing to match.
+    """SQL and parameters of (id, BM25 score) of the memories matching any term of ``text``,
+    best first, ties by id; None if there is nothing to match.
+
+    Okapi BM25 (BM25_K1, BM25_B) with a term's presence for its frequency (memories are
+    short: a word rarely comes twice): each term weighs its inverse document frequency
+    among the caller's memories (its document frequency counted over the matching rows,
+    which are all the caller's rows holding it) and the memory's length (its distinct
+    lexemes, ``length(search_vector)``) is normalised by the average of the caller's.
+    ``corpus``: (memories, average length) of the pool, ``corpus_statistics`` by default.
 
     ``access`` (the caller's access_lexemes) lets the GIN index over the search vector and
     those lexemes find just the caller's matching rows; ``memories``' conditions (which
@@ -312,7 +383,7 @@ def keyword_sql(
     terms = _query_terms(text)
     if not terms:
         return None
-    any_term = " | ".join(terms)
+    any_term = " | ".join(term.tsquery for term in terms)
     table = connection.ops.quote_name(Memory._meta.db_table)
     if access:
         allowed = " | ".join(f"'{lexeme}'" for lexeme in access)
@@ -334,12 +405,81 @@ def keyword_sql(
     if not found:  # Never silently search without the match condition.
         raise RuntimeError(f"No FROM {table} in the candidates' SQL: {pool_sql}")
     pool_sql = f"{select} FROM {source} {rest}"
-    terms_matched = " + ".join(["(search_vector @@ to_tsquery('simple', %s))::int"] * len(terms))
-    return (
-        f"SELECT id, {terms_matched} AS rank FROM ({pool_sql}) AS hit "
-        "ORDER BY rank DESC, id LIMIT %s",
-        [*terms, *source_params, *pool_params, limit],
+    size, average_length = corpus or corpus_statistics(memories)
+    return bm25_sql(pool_sql, [*source_params, *pool_params], terms, size, average_length, limit)
+
+
+def bm25_sql(
+    pool_sql: str,
+    pool_params: list[Any],
+    terms: Sequence[QueryTerm],
+    size: int,
+    average_length: float,
+    limit: int,
+) -> tuple[str, list[Any]]:
+    """(id, score) of the rows of ``pool_sql`` (id and search_vector of those matching any of
+    ``terms``), by BM25 as ``keyword_sql`` says, best first, ties by id."""
+    matched = ", ".join(
+        f"(search_vector @@ to_tsquery('simple', %s))::int AS m{n}" for n in range(len(terms))
     )
+    frequencies = ", ".join(f"sum(m{n}) OVER () AS df{n}" for n in range(len(terms)))
+    # idf as Lucene's (never negative); N at least the rows that matched.
+    score = " + ".join(
+        f"m{n} * %s * ln(1 + (greatest(%s, hits) - df{n} + 0.5) / (df{n} + 0.5))"
+        for n in range(len(terms))
+    )
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * length / %s)"
+    params: list[Any] = [term.tsquery for term in terms]
+    params += pool_params
+    score_params: list[Any] = []
+    for term in terms:
+        score_params += [term.weight, size]
+    return (
+        f"SELECT id, ({score}) * {BM25_K1 + 1} / (1 + {norm}) AS rank FROM ("
+        f"SELECT id, length, {', '.join(f'm{n}' for n in range(len(terms)))}, {frequencies}, "
+        "count(*) OVER () AS hits FROM ("
+        f"SELECT id, length(search_vector)::float8 AS length, {matched} "
+        f"FROM ({pool_sql}) AS hit) AS matched) AS counted "
+        "ORDER BY rank DESC, id LIMIT %s",
+        [*score_params, max(average_length, 1.0), *params, limit],
+    )
+
+
+def corpus_statistics(memories: MemoryQuerySet) -> tuple[int, float]:
+    """(how many, their average length in lexemes) of ``memories``, for BM25: counted for a
+    small set, estimated for a large one (the planner's count; the length of a sample, kept
+    as long as the table statistics)."""
+    estimate = estimated_rows(memories.values("pk"))
+    if estimate <= EXACT_CORPUS_LIMIT:
+        row = memories.aggregate(size=Count("pk"), length=Avg(Length("search_vector")))
+        return int(row["size"] or 0), float(row["length"] or 0.0)
+    sql, params = memories.values("pk").query.sql_with_params()
+    key = (sql, repr([param for param in params if not isinstance(param, datetime)]))
+    now = time.monotonic()
+    cached = _corpus_cache.get(key)
+    if cached is not None and now - cached[0] < STATISTICS_CACHE_SECONDS:
+        return estimate, cached[1]
+    sample = memories.values("search_vector")[:CORPUS_SAMPLE]
+    with connection.cursor() as cursor:
+        sample_sql, sample_params = sample.query.sql_with_params()
+        cursor.execute(
+            f"SELECT avg(length(search_vector)) FROM ({sample_sql}) AS sample", sample_params
+        )
+        length = cursor.fetchone()[0]
+    if len(_corpus_cache) >= MAX_CACHED_ESTIMATES:
+        _corpus_cache.clear()
+    _corpus_cache[key] = (now, float(length or 0.0))
+    return estimate, float(length or 0.0)
+
+
+_corpus_cache: dict[tuple[str, str], tuple[float, float]] = {}
+
+
+class Length(Func):
+    """PostgreSQL's length(tsvector): a search vector's distinct lexemes."""
+
+    function = "length"
+    output_field = FloatField()
 
 
 def keyword_hits(
@@ -476,13 +616,88 @@ def vector_hits(
     return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
 
 
-def fuse(ranked_lists: Iterable[Sequence[int]]) -> dict[int, float]:
-    """Reciprocal rank fusion: each list adds 1 / (RRF_K + rank) for the ids it ranks."""
+def fuse(
+    ranked_lists: Iterable[Sequence[int]], weights: Sequence[float] | None = None
+) -> dict[int, float]:
+    """Reciprocal rank fusion: each list adds weight / (RRF_K + rank) for the ids it ranks
+    (weight 1 unless ``weights`` says)."""
     fused: dict[int, float] = {}
-    for ranked in ranked_lists:
+    for index, ranked in enumerate(ranked_lists):
+        weight = weights[index] if weights is not None else 1.0
         for rank, memory_id in enumerate(ranked, start=1):
-            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (RRF_K + rank)
     return fused
+
+
+# When a question asks when (English and Chinese).
+_WHEN_QUESTION = re.compile(
+    r"\b(when|what (?:date|day|time|year|month)|which (?:date|day|year|month)|how long ago|"
+    r"since when)\b|什么时候|哪天|哪一天|几号|几月|哪年|哪一年|何时|多久|日期|时间",
+    re.IGNORECASE,
+)
+# A date, absolute or relative, in a text.
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+DATE_IN_TEXT = re.compile(
+    rf"\b(?:{_MONTHS})\b|\b\d{{4}}\b|\b\d{{1,2}}[/.-]\d{{1,2}}\b|"
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tomorrow|"
+    r"tonight|weekend|ago|last (?:week|month|year|night)|next (?:week|month|year))\b|"
+    r"\d+\s*[年月日号]|[上下本这]周|星期|周[一二三四五六日末]|[昨今明前后]天|[去今明]年|"
+    r"[上下]个?月",
+    re.IGNORECASE,
+)
+# A capitalised word: in a query, maybe a person's name.
+_CAPITALISED = re.compile(r"\b[A-Z][^\W\d_]+\b")
+
+
+@dataclass(frozen=True)
+class QueryIntent:
+    """What a query says beyond its words: the people it names (lower-cased), and whether it
+    asks when. Memories by or about those people, and dated memories for a "when" question,
+    rank higher (PERSON_BOOST, DATE_BOOST)."""
+
+    names: frozenset[str] = frozenset()
+    asks_when: bool = False
+
+    def boost(self, text: str, dated: bool = False, speaker: str = "") -> tuple[float, float]:
+        """(person, date) of a memory or turn: 1 when it matches what the query asks."""
+        person = 0.0
+        if self.names:
+            said_by = speaker.lower() in self.names if speaker else False
+            lowered = text.lower()
+            if said_by or any(_names_in(name, lowered) for name in self.names):
+                person = 1.0
+        date = 1.0 if self.asks_when and (dated or DATE_IN_TEXT.search(text)) else 0.0
+        return person, date
+
+    def factor(self, person: float, date: float) -> float:
+        """The share of its relevance a match keeps: 1 when it matches all the query asks."""
+        best = 1.0 + PERSON_BOOST * bool(self.names) + DATE_BOOST * self.asks_when
+        return (1.0 + PERSON_BOOST * person + DATE_BOOST * date) / best
+
+
+def _names_in(name: str, lowered: str) -> bool:
+    if is_cjk(name):
+        return name in lowered
+    return re.search(rf"\b{re.escape(name)}\b", lowered) is not None
+
+
+NO_INTENT = QueryIntent()
+
+
+def query_intent(text: str, known_names: Iterable[str] = ()) -> QueryIntent:
+    """The intent of ``text``: the ``known_names`` (say, a conversation's participants) it
+    mentions, and its capitalised words that are no stopword, as names."""
+    lowered = text.lower()
+    names = {name.lower() for name in known_names if name and _names_in(name.lower(), lowered)}
+    names.update(
+        word.lower()
+        for word in _CAPITALISED.findall(text)
+        if word.lower() not in ENGLISH_STOPWORDS and len(word) > 1
+    )
+    return QueryIntent(frozenset(names), bool(_WHEN_QUESTION.search(text)))
 
 
 def score_parts(
@@ -581,10 +796,12 @@ def rank(
     if keyword_search is not None:
         keyword, timings["keyword_ms"] = keyword_search.result()
         ranked_lists.append([memory_id for memory_id, _rank in keyword])
+    weights = [KEYWORD_WEIGHT] if keyword_search is not None else []
     if mode != "keyword" and degraded is None:
         ranked_lists.append([memory_id for memory_id, _sim in vector])
+        weights.append(VECTOR_WEIGHT)
     # Normalised so that a memory ranked first by every list searched has relevance 1.
-    best = max(len(ranked_lists), 1) / (RRF_K + 1)
+    best = (sum(weights) or 1.0) / (RRF_K + 1)
     keyword_rank = {memory_id: n for n, (memory_id, _) in enumerate(keyword, start=1)}
     vector_rank = {memory_id: n for n, (memory_id, _) in enumerate(vector, start=1)}
     similarity = dict(vector)
@@ -595,7 +812,7 @@ def rank(
             "vector_rank": vector_rank.get(memory_id),
             "similarity": round(similarity[memory_id], 6) if memory_id in similarity else None,
         }
-        for memory_id, value in fuse(ranked_lists).items()
+        for memory_id, value in fuse(ranked_lists, weights).items()
     }
     return Ranking(matches, degraded, timings)
 
@@ -613,14 +830,26 @@ def _timed(work: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float]
     return work(*args, **kwargs), _ms_since(started)
 
 
+def _dated(memory: Memory | RecalledMemory) -> bool:
+    if isinstance(memory, Memory):
+        return bool(isinstance(memory.metadata, dict) and memory.metadata.get("event_date"))
+    return memory.event_dated
+
+
 def scored(
-    memories: Iterable[MemoryT], matches: dict[int, dict[str, Any]], now: datetime
+    memories: Iterable[MemoryT],
+    matches: dict[int, dict[str, Any]],
+    now: datetime,
+    intent: QueryIntent = NO_INTENT,
 ) -> list[ScoredMemory[MemoryT]]:
-    """Score each memory from its match (or none: relevance 0), best first, ties by id."""
+    """Score each memory from its match (or none: relevance 0), best first, ties by id.
+    ``intent``: a memory by or about the people the query names, or a dated one for a
+    question asking when, keeps more of its relevance (``QueryIntent.factor``)."""
     result = []
     for memory in memories:
         match = matches.get(memory.pk, NO_MATCH)
-        parts = score_parts(memory, match["relevance"], now)
+        person, date = intent.boost(memory.content, _dated(memory))
+        parts = score_parts(memory, match["relevance"] * intent.factor(person, date), now)
         score = weighted_score(parts)
         result.append(
             ScoredMemory(
@@ -631,6 +860,8 @@ def scored(
                     "keyword_rank": match["keyword_rank"],
                     "vector_rank": match["vector_rank"],
                     "similarity": match["similarity"],
+                    "person": person,
+                    "dated": date,
                 },
             )
         )
@@ -683,7 +914,9 @@ def search_memories(
     )
     results = [
         item
-        for item in scored(load(ranking.matches), ranking.matches, as_of or timezone.now())
+        for item in scored(
+            load(ranking.matches), ranking.matches, as_of or timezone.now(), query_intent(query)
+        )
         if item.score >= min_score
     ][:limit]
     return SearchResult(

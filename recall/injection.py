@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from django.db import connection, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from accounts.models import MemorySettings
@@ -43,6 +44,7 @@ from memories.retrieval import (
     chat_pool,
     member_project_ids,
     pool_buckets,
+    query_intent,
     rank,
     scored,
 )
@@ -80,18 +82,48 @@ PINNED_LIMIT = 100
 
 
 _RECALLED_COLUMNS = [
-    "id" if column.name == "pk" else column.name for column in fields(RecalledMemory)
+    "id" if column.name == "pk" else column.name
+    for column in fields(RecalledMemory)
+    if column.name != "event_dated"
 ]
+_EVENT_DATED = ExpressionWrapper(Q(metadata__has_key="event_date"), output_field=BooleanField())
+# The conversations whose participants' names a query may mention (the latest first).
+NAME_CONVERSATIONS = 200
 
 
 def load_candidates(pool: MemoryQuerySet, match_ids: Iterable[int]) -> list[RecalledMemory]:
     """The matched memories and the first PINNED_LIMIT pinned ones of ``pool``, in one query."""
-    matched = Memory.objects.filter(pk__in=list(match_ids)).values_list(*_RECALLED_COLUMNS)
-    pinned = pool.filter(pinned=True).order_by("id").values_list(*_RECALLED_COLUMNS)
+    matched = (
+        Memory.objects.filter(pk__in=list(match_ids))
+        .annotate(event_dated=_EVENT_DATED)
+        .values_list(*_RECALLED_COLUMNS, "event_dated")
+    )
+    pinned = (
+        pool.filter(pinned=True)
+        .order_by("id")
+        .annotate(event_dated=_EVENT_DATED)
+        .values_list(*_RECALLED_COLUMNS, "event_dated")
+    )
     # UNION ALL, not UNION: a pinned match comes twice, cheaper to drop here than to compare
     # every column of every row in the database.
     rows = {row[0]: row for row in matched.union(pinned[:PINNED_LIMIT], all=True)}
     return [RecalledMemory(*row) for row in rows.values()]
+
+
+def participant_names(user: User, conversation: Conversation | None) -> set[str]:
+    """The names of the people in ``user``'s latest conversations (and ``conversation``):
+    who a query may be about (``retrieval.query_intent``)."""
+    conversations = Conversation.objects.filter(owner=user, temporary=False).order_by("-created_at")
+    lists = list(conversations.values_list("participants", flat=True)[:NAME_CONVERSATIONS])
+    if conversation is not None:
+        lists.append(conversation.participants)
+    return {
+        str(participant["name"])
+        for participants in lists
+        if isinstance(participants, list)
+        for participant in participants
+        if isinstance(participant, dict) and participant.get("name")
+    }
 
 
 def render(sections: dict[str, list[RecalledMemory]], fmt: str) -> str:
@@ -380,9 +412,10 @@ def _build(
     buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
     ranking = rank(pool, request.query, depth=request.depth, access=access, buckets=buckets)
     now = request.as_of or timezone.now()
+    intent = query_intent(request.query, participant_names(user, request.conversation))
     ranked = [
         item
-        for item in scored(load_candidates(pool, ranking.matches), ranking.matches, now)
+        for item in scored(load_candidates(pool, ranking.matches), ranking.matches, now, intent)
         if item.memory.pinned or item.score >= request.min_score
     ]
     ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))

@@ -141,7 +141,11 @@ def test_memory_search(alice):
 
     assert english["reply"].startswith("1 memories match “bridge report”:")
     assert "Deadline for the bridge report is March" in english["reply"]
-    assert chinese["reply"] == "有 1 条记忆与“截止日期”匹配：\n- 桥梁报告的截止日期是三月"
+    # "截止" and "deadline" are one concept: the Chinese memory first, the English one after.
+    assert chinese["reply"] == (
+        "有 2 条记忆与“截止日期”匹配：\n- 桥梁报告的截止日期是三月\n"
+        "- Deadline for the bridge report is March"
+    )
     assert nothing["reply"] == "No memory matches “zebra”."
 
 
