@@ -1,3 +1,9 @@
+"""ASGI entry point: `uvicorn config.asgi:application` (what `make run` and production use).
+
+Pages and /api/v1/ are Django's; /mcp (the MCP server) and /v1/ (the OpenAI-compatible
+memory proxy) are served beside it (config/routing.py).
+"""
+
 from __future__ import annotations
 
 import os
@@ -7,7 +13,11 @@ from django.core.asgi import get_asgi_application
 from config.database import start_embedded_servers
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from config.routing import build_application  # noqa: E402 (needs the apps loaded)
+
+application = build_application(django_application)
 
 # The web server's process starts (or attaches to) the embedded PostgreSQL at once rather
 # than on its first request.

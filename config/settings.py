@@ -223,3 +223,11 @@ MEMORY_SIDE_CONNECTIONS = envint("MEMORY_SIDE_CONNECTIONS", 4)
 MEMORY_SEARCH_MIN_SIMILARITY = envfloat("MEMORY_SEARCH_MIN_SIMILARITY", 0.3)
 # Requests per token (or signed-in browser) to the JSON API; empty turns the limit off.
 API_RATE_LIMIT = envstr("API_RATE_LIMIT", "600/min")
+
+# The OpenAI-compatible memory proxy (/v1/chat/completions, api/proxy.py): the model server
+# it forwards chats to, its key, client model names it renames ("gpt-4o=llama3,…"), and
+# how long it waits for the upstream (per read: a streamed answer may take longer in all).
+MEMORY_PROXY_UPSTREAM_URL = envstr("MEMORY_PROXY_UPSTREAM_URL", "")
+MEMORY_PROXY_UPSTREAM_API_KEY = envstr("MEMORY_PROXY_UPSTREAM_API_KEY", "")
+MEMORY_PROXY_MODEL_MAP = envstr("MEMORY_PROXY_MODEL_MAP", "")
+MEMORY_PROXY_TIMEOUT = envfloat("MEMORY_PROXY_TIMEOUT", 120.0)

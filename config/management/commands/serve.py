@@ -1,18 +1,20 @@
 """Run the web server and the django-q2 worker together, for development and demos.
 
-Ctrl-C stops both; the embedded PostgreSQL stops when the last process using it
-has exited (see config/database.py).
+The web server is uvicorn serving config.asgi (pages, /api/v1/, /mcp and the /v1/
+proxy: one process type), restarting on code changes unless --noreload. Ctrl-C stops
+both; the embedded PostgreSQL stops when the last process using it has exited (see
+config/database.py).
 """
 
 from __future__ import annotations
 
-import os
+import signal
 import subprocess
 import sys
 from typing import Any
 
+import uvicorn
 from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 
@@ -26,22 +28,27 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        # runserver's autoreloader runs this command again in a child process
-        # (RUN_MAIN=true); only the first one starts the worker.
-        is_reloader_child = os.environ.get("RUN_MAIN") == "true"
-        worker = None
-        if not is_reloader_child:
-            worker = subprocess.Popen(
-                [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
-            )
-            host_port = options["addrport"]
-            self.stdout.write(
-                self.style.SUCCESS(
-                    f"memoryapp is running at http://{host_port}/  (Ctrl-C stops it)"
-                )
-            )
+        host, _, port = options["addrport"].rpartition(":")
+        host = host or "127.0.0.1"
+        worker = subprocess.Popen(
+            [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
+        )
+        self.stdout.write(
+            self.style.SUCCESS(f"memoryapp is running at http://{host}:{port}/  (Ctrl-C stops it)")
+        )
+        # uvicorn re-raises the SIGTERM it caught once it has stopped: as Ctrl-C, it lets
+        # the worker be stopped below instead of killing this process outright.
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
-            call_command("runserver", options["addrport"], use_reloader=not options["noreload"])
+            uvicorn.run(
+                "config.asgi:application",
+                host=host,
+                port=int(port),
+                lifespan="on",
+                reload=not options["noreload"],
+                reload_dirs=[str(settings.BASE_DIR)],
+                log_level="info",
+            )
         except KeyboardInterrupt:
             pass
         finally:
@@ -51,3 +58,7 @@ class Command(BaseCommand):
                     worker.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     worker.kill()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

@@ -1,0 +1,527 @@
+"""The OpenAI-compatible memory proxy: POST /v1/chat/completions and GET /v1/models.
+
+Point any OpenAI-compatible app (Open WebUI, the ``openai`` SDK, …) at
+``<server>/v1`` with a memoryapp API token as its key. For each chat request:
+
+1. The last user message (and up to 3 messages before it) asks the injection preview
+   (api/recall.py) for the memory block, which joins the system message (one is
+   created when there is none).
+2. The request goes to MEMORY_PROXY_UPSTREAM_URL (its model renamed by
+   MEMORY_PROXY_MODEL_MAP) and the upstream's answer comes back unchanged: streamed
+   byte for byte as it arrives, or whole; tool calls and every other field untouched.
+3. After the answer, the user's turn and the assistant's final answer are stored in a
+   conversation (named by the ``X-Memory-Conversation`` header or the ``user`` field,
+   else one per token per day), so extraction runs on it.
+
+Memory off, a temporary conversation or ``X-Memory-Temporary: true`` skip both the
+injection and the storage. A slash command (``/remember …``) as the last user message
+is answered here, in the chat-completion shape, without calling the upstream. Errors
+use OpenAI's shape ``{"error": {"message", "type", "code"}}``: the upstream's status for
+its errors, 504 when it times out, 401 for a bad token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+from django.conf import settings
+from django.utils import timezone
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from accounts.models import ApiToken, MemorySettings
+from api.commands import CommandIn
+from api.commands import command as command_endpoint
+from api.conversations import (
+    ConversationIn,
+    MessagesIn,
+    conversation_create,
+    messages_add,
+)
+from api.errors import ApiError
+from api.gateway import (
+    ASGIApp,
+    Receive,
+    Scope,
+    Send,
+    TokenAuth,
+    api_request,
+    header,
+    run_sync,
+    scope_token,
+    scratch_response,
+)
+from api.recall import PreviewIn
+from api.recall import preview as preview_endpoint
+from conversations.commands import CommandError
+
+logger = logging.getLogger(__name__)
+
+CLIENT = "openai-proxy"
+# The first word of a message memoryapp answers itself (conversations/commands.py).
+COMMAND_WORDS = {"/remember", "/remember-project", "/forget", "/memories", "/memory"}
+RECENT_MESSAGES = 3
+MAX_PREVIEW_CHARS = 20_000
+MAX_STORED_CHARS = 100_000
+# Response headers that describe the upstream connection, not the answer.
+HOP_HEADERS = {
+    "connection",
+    "content-encoding",
+    "content-length",
+    "keep-alive",
+    "transfer-encoding",
+    "date",
+    "server",
+}
+
+
+def openai_error(status: int, message: str, code: str, kind: str = "") -> JSONResponse:
+    kind = kind or ("invalid_request_error" if status < 500 else "server_error")
+    return JSONResponse(
+        {"error": {"message": message, "type": kind, "param": None, "code": code}},
+        status_code=status,
+    )
+
+
+UNAUTHORIZED = {
+    "error": {
+        "message": "Send a valid memoryapp API token as 'Authorization: Bearer <token>'.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "UNAUTHORIZED",
+    }
+}
+
+
+def model_map() -> dict[str, str]:
+    """MEMORY_PROXY_MODEL_MAP, e.g. ``gpt-4o=llama3,gpt-4o-mini=llama3:8b``."""
+    pairs = (item.partition("=") for item in settings.MEMORY_PROXY_MODEL_MAP.split(","))
+    return {name.strip(): target.strip() for name, _, target in pairs if name.strip() and target}
+
+
+def text_of(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def is_command(text: str) -> bool:
+    words = text.strip().split(maxsplit=1)
+    return bool(words) and words[0].lower() in COMMAND_WORDS
+
+
+@dataclass
+class Turn:
+    """One chat request as the proxy reads it."""
+
+    messages: list[dict[str, Any]]
+    user_index: int | None
+    conversation: str
+    temporary: bool
+
+    @property
+    def user_text(self) -> str:
+        return "" if self.user_index is None else text_of(self.messages[self.user_index]["content"])
+
+    @property
+    def recent(self) -> list[str]:
+        before = self.messages[: self.user_index or 0]
+        texts = [
+            text_of(message.get("content"))
+            for message in before
+            if message.get("role") in ("user", "assistant")
+        ]
+        return [text for text in texts if text.strip()][-RECENT_MESSAGES:]
+
+    @property
+    def key(self) -> str:
+        """The same request sent twice stores its turn once."""
+        upto = self.messages[: (self.user_index or 0) + 1]
+        return hashlib.sha256(json.dumps(upto, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def read_turn(body: dict[str, Any], scope: Scope, token: ApiToken) -> Turn:
+    messages = body["messages"]
+    user_index = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None
+    )
+    named = header(scope, "x-memory-conversation").strip() or str(body.get("user") or "").strip()
+    conversation = named[:200] or f"{CLIENT}-{token.pk}-{timezone.localdate().isoformat()}"
+    temporary = header(scope, "x-memory-temporary").strip().lower() in ("1", "true", "yes", "on")
+    return Turn(messages, user_index, conversation, temporary)
+
+
+# ORM work (in a worker thread) ------------------------------------------------------
+
+
+def recall_block(token: ApiToken, turn: Turn) -> tuple[str, bool]:
+    """(the memory block to inject, whether to store the exchange)."""
+    if turn.temporary or turn.user_index is None:
+        return "", False
+    if not MemorySettings.for_user(token.user).memory_enabled:
+        return "", False
+    payload = PreviewIn.model_validate(
+        {
+            "message": turn.user_text[:MAX_PREVIEW_CHARS],
+            "recent_messages": [text[:MAX_PREVIEW_CHARS] for text in turn.recent],
+            "conversation_id": turn.conversation,
+            "client": CLIENT,
+        }
+    )
+    result = preview_endpoint(api_request(token), payload, scratch_response())
+    # A conversation stored as temporary: neither recalled into nor stored.
+    return result["block"], result["reason"] is None
+
+
+def run_command(token: ApiToken, text: str, accept_language: str) -> str:
+    request = api_request(token, accept_language=accept_language)
+    try:
+        payload = CommandIn.model_validate({"command": text[:10_000]})
+        return str(command_endpoint(request, payload)["reply"])
+    except (ApiError, CommandError) as exc:
+        # The command's own sentence (e.g. "Tell me what to remember …") is the answer.
+        return exc.message
+
+
+def store_exchange(token: ApiToken, turn: Turn, answer: str) -> None:
+    request = api_request(token)
+    start = ConversationIn.model_validate({"external_id": turn.conversation, "client": CLIENT})
+    conversation = conversation_create(request, start).value
+    if conversation["temporary"]:
+        return
+    messages = [{"external_id": f"{turn.key}-user", "role": "user", "content": turn.user_text}]
+    if answer.strip():
+        messages.append(
+            {"external_id": f"{turn.key}-assistant", "role": "assistant", "content": answer}
+        )
+    for message in messages:
+        message["content"] = message["content"][:MAX_STORED_CHARS]
+    messages_add(request, conversation["id"], MessagesIn.model_validate({"messages": messages}))
+
+
+async def store_later(token: ApiToken, turn: Turn, answer: Answer) -> None:
+    if not turn.user_text.strip():
+        return
+    try:
+        await run_sync(store_exchange, token, turn, answer.text())
+    except Exception:
+        logger.exception("The proxy could not store conversation %s", turn.conversation)
+
+
+# Answers ------------------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    """The assistant's final text, read from the upstream's answer as it passes."""
+
+    parts: list[str] = field(default_factory=list)
+    _pending: bytes = b""
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def read_completion(self, content: bytes) -> None:
+        try:
+            message = json.loads(content)["choices"][0]["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return
+        self.parts.append(text_of(message.get("content")))
+
+    def feed_events(self, chunk: bytes) -> None:
+        """Server-sent events: the content deltas of the first choice."""
+        lines = (self._pending + chunk).split(b"\n")
+        self._pending = lines.pop()
+        for line in lines:
+            line = line.strip()
+            if not line.startswith(b"data:") or line == b"data: [DONE]":
+                continue
+            try:
+                choices = json.loads(line[5:])["choices"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            for choice in choices:
+                if choice.get("index", 0) == 0 and isinstance(choice.get("delta"), dict):
+                    content = choice["delta"].get("content")
+                    if isinstance(content, str):
+                        self.parts.append(content)
+
+
+def local_completion(reply: str, model: str, stream: bool) -> Response:
+    """A reply of memoryapp's own, shaped as a chat completion (or its SSE chunks)."""
+    ident = f"chatcmpl-memoryapp-{uuid.uuid4().hex}"
+    created = int(time.time())
+    if not stream:
+        return JSONResponse(
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply},
+                        "logprobs": None,
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            }
+        )
+
+    def chunk(delta: dict[str, Any], finish: str | None) -> bytes:
+        body = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(body)}\n\n".encode()
+
+    async def events() -> AsyncIterator[bytes]:
+        yield chunk({"role": "assistant", "content": ""}, None)
+        yield chunk({"content": reply}, None)
+        yield chunk({}, "stop")
+        yield b"data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def upstream_error(status: int, content: bytes) -> Response:
+    """The upstream's error as it sent it when in OpenAI's shape, else wrapped in it."""
+    try:
+        body = json.loads(content)
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            return JSONResponse(body, status_code=status)
+    except ValueError:
+        pass
+    message = content.decode(errors="replace").strip()[:500] or f"HTTP {status}"
+    return openai_error(status, f"The upstream model server answered: {message}", "UPSTREAM_ERROR")
+
+
+def passed_headers(response: httpx2.Response) -> dict[str, str]:
+    return {
+        name: value for name, value in response.headers.items() if name.lower() not in HOP_HEADERS
+    }
+
+
+# The endpoint -------------------------------------------------------------------------
+
+
+class ProxyEndpoint:
+    """The ASGI app for /v1/: token auth around two routes, one HTTP client for upstream."""
+
+    prefix = "/v1/"
+
+    def __init__(self) -> None:
+        self.client: httpx2.AsyncClient | None = None
+        routes = [
+            Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
+            Route("/v1/models", self.models, methods=["GET"]),
+        ]
+        app = Starlette(routes=routes, exception_handlers={HTTPException: self.http_error})
+        self.app: ASGIApp = TokenAuth(app, UNAUTHORIZED)  # type: ignore[arg-type]
+
+    async def start(self) -> None:
+        if self.client is None:
+            self.client = httpx2.AsyncClient(
+                timeout=None, limits=httpx2.Limits(max_connections=200)
+            )
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+            self.client = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.client is None:
+            await self.start()
+        await self.app(scope, receive, send)
+
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 500)
+        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(status, "VALIDATION_ERROR")
+        return openai_error(status, str(getattr(exc, "detail", "")) or "Not found.", code)
+
+    def upstream(self) -> str:
+        return settings.MEMORY_PROXY_UPSTREAM_URL.rstrip("/")
+
+    def upstream_request(self, method: str, path: str, **kwargs: Any) -> httpx2.Request:
+        assert self.client is not None
+        headers = {"Accept-Encoding": "identity"}
+        if settings.MEMORY_PROXY_UPSTREAM_API_KEY:
+            headers["Authorization"] = f"Bearer {settings.MEMORY_PROXY_UPSTREAM_API_KEY}"
+        seconds = settings.MEMORY_PROXY_TIMEOUT
+        return self.client.build_request(
+            method,
+            f"{self.upstream()}{path}",
+            headers=headers,
+            timeout=httpx2.Timeout(seconds, connect=min(seconds, 10.0)),
+            **kwargs,
+        )
+
+    def not_configured(self) -> Response:
+        return openai_error(
+            503,
+            "This memoryapp server has no upstream model server; its admin sets "
+            "MEMORY_PROXY_UPSTREAM_URL.",
+            "PROXY_NOT_CONFIGURED",
+        )
+
+    async def send(self, request: httpx2.Request) -> httpx2.Response | Response:
+        """The upstream's response (headers read, body not), or our error for its failure."""
+        assert self.client is not None
+        try:
+            return await self.client.send(request, stream=True)
+        except httpx2.TimeoutException:
+            return openai_error(
+                504,
+                "The upstream model server did not answer in time.",
+                "UPSTREAM_TIMEOUT",
+                "timeout",
+            )
+        except httpx2.HTTPError as exc:
+            logger.warning("Proxy upstream %s failed: %r", request.url, exc)
+            return openai_error(
+                502, "The upstream model server could not be reached.", "UPSTREAM_UNAVAILABLE"
+            )
+
+    async def models(self, request: Request) -> Response:
+        if not self.upstream():
+            return self.not_configured()
+        response = await self.send(self.upstream_request("GET", "/models"))
+        if isinstance(response, Response):
+            return response
+        try:
+            content = await response.aread()
+        except httpx2.TimeoutException:
+            return openai_error(
+                504,
+                "The upstream model server did not answer in time.",
+                "UPSTREAM_TIMEOUT",
+                "timeout",
+            )
+        finally:
+            await response.aclose()
+        if response.status_code >= 400:
+            return upstream_error(response.status_code, content)
+        try:
+            listing = json.loads(content)
+            known = {model.get("id") for model in listing["data"]}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return Response(content, response.status_code, passed_headers(response))
+        # The names clients may ask for, as the model map renames them.
+        for alias in model_map():
+            if alias not in known:
+                listing["data"].append(
+                    {"id": alias, "object": "model", "created": 0, "owned_by": "memoryapp"}
+                )
+        return JSONResponse(listing)
+
+    async def chat_completions(self, request: Request) -> Response:
+        token = scope_token(request.scope)
+        try:
+            body = await request.json()
+        except ValueError:
+            return openai_error(400, "The body is not JSON.", "VALIDATION_ERROR")
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(isinstance(message, dict) for message in messages)
+        ):
+            return openai_error(
+                400, "'messages' must be a non-empty list of messages.", "VALIDATION_ERROR"
+            )
+        turn = read_turn(body, request.scope, token)
+        stream = bool(body.get("stream"))
+        model = str(body.get("model") or "")
+
+        if turn.user_index == len(messages) - 1 and is_command(turn.user_text):
+            reply = await run_sync(
+                run_command, token, turn.user_text, header(request.scope, "accept-language")
+            )
+            return local_completion(reply, model, stream)
+        if not self.upstream():
+            return self.not_configured()
+
+        block, store = await run_sync(recall_block, token, turn)
+        if block:
+            body["messages"] = with_memory(messages, block)
+        if model:
+            body["model"] = model_map().get(model, model)
+
+        response = await self.send(self.upstream_request("POST", "/chat/completions", json=body))
+        if isinstance(response, Response):
+            return response
+        answer = Answer()
+        later = BackgroundTask(store_later, token, turn, answer) if store else None
+
+        if response.status_code >= 400 or not stream:
+            try:
+                content = await response.aread()
+            except httpx2.TimeoutException:
+                return openai_error(
+                    504,
+                    "The upstream model server did not answer in time.",
+                    "UPSTREAM_TIMEOUT",
+                    "timeout",
+                )
+            finally:
+                await response.aclose()
+            if response.status_code >= 400:
+                return upstream_error(response.status_code, content)
+            answer.read_completion(content)
+            return Response(
+                content, response.status_code, passed_headers(response), background=later
+            )
+
+        async def passthrough() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in response.aiter_raw():
+                    answer.feed_events(chunk)
+                    yield chunk
+            except httpx2.TimeoutException:
+                logger.warning("Proxy upstream stopped sending mid-answer (timeout)")
+            finally:
+                await response.aclose()
+
+        return StreamingResponse(
+            passthrough(), response.status_code, passed_headers(response), background=later
+        )
+
+
+def with_memory(messages: list[dict[str, Any]], block: str) -> list[dict[str, Any]]:
+    """The messages with the memory block added to the first system message (or a new one)."""
+    messages = list(messages)
+    for index, message in enumerate(messages):
+        if message.get("role") in ("system", "developer"):
+            content = message.get("content")
+            if isinstance(content, list):
+                content = [*content, {"type": "text", "text": block}]
+            else:
+                content = f"{content or ''}\n\n{block}".strip()
+            messages[index] = {**message, "content": content}
+            return messages
+    return [{"role": "system", "content": block}, *messages]

@@ -1,0 +1,151 @@
+"""The memory proxy's cost: what memoryapp adds before the upstream gets a chat request, and
+the time to the first streamed byte, each against calling the (fake) upstream directly.
+
+    python benchmarks/proxy.py                      # 10,000 memories, 1,000 requests
+    python benchmarks/proxy.py --memories 100000    # the issue's size (a long fill, once)
+
+The default is 10,000 memories (of 20,000 rows) because the machine it was written on is
+shared; --memories 100000 gives the issue's figure. Runs against ``memoryapp_bench``
+(benchmarks/recall_speed.py fills it). The server is the real ASGI application under
+uvicorn, the upstream a tiny local HTTP server; both run in threads of this process, as
+does the client, so the figures include some waiting for Python's interpreter lock.
+Each request is a real chat: a token is authenticated, the injection preview runs on the
+last user message and 3 before it, the block joins the system message, and the exchange
+is stored afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx2
+from recall_speed import (  # sets Django up: models are imported in main()
+    fill,
+    percentile,
+    queries,
+    use_bench_database,
+)
+
+if TYPE_CHECKING:
+    from tests.live_asgi import FakeUpstream
+
+
+def chat(body: dict[str, object], stream: bool = False) -> dict[str, object]:
+    recent = body["recent_messages"]
+    assert isinstance(recent, list)
+    turns = [
+        {"role": "user" if i % 2 else "assistant", "content": text} for i, text in enumerate(recent)
+    ]
+    return {
+        "model": "gpt-4o",
+        "stream": stream,
+        "messages": [
+            {"role": "system", "content": "You are helpful."},
+            *turns,
+            {"role": "user", "content": body["message"]},
+        ],
+    }
+
+
+def until_received(
+    client: httpx2.Client, url: str, bodies: list[dict[str, object]], upstream: FakeUpstream
+) -> list[float]:
+    """Per request: ms from sending it to the upstream receiving it."""
+    times = []
+    for body in bodies:
+        started = time.perf_counter()
+        response = client.post(url, json=chat(body))
+        assert response.status_code == 200, response.text
+        times.append((upstream.received_at[-1] - started) * 1000)
+    return times
+
+
+def first_byte(client: httpx2.Client, url: str, bodies: list[dict[str, object]]) -> list[float]:
+    """Per streamed request: ms from sending it to its first byte of body."""
+    times = []
+    for body in bodies:
+        started = time.perf_counter()
+        with client.stream("POST", url, json=chat(body, stream=True)) as response:
+            chunks = response.iter_raw()
+            next(chunks)
+            times.append((time.perf_counter() - started) * 1000)
+            for _chunk in chunks:
+                pass
+    return times
+
+
+def line(label: str, values: list[float]) -> str:
+    return (
+        f"  {label:<34} p50 {percentile(values, 0.5):6.1f}  p95 {percentile(values, 0.95):6.1f}"
+        f"  mean {statistics.mean(values):6.1f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--memories", type=int, default=10_000, help="the user's memories")
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--streamed", type=int, default=200, help="streamed requests")
+    parser.add_argument("--warmup", type=int, default=50)
+    args = parser.parse_args()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from accounts.models import ApiToken
+    from tests.live_asgi import FakeUpstream, live_asgi_server
+
+    settings.API_RATE_LIMIT = ""
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per request otherwise
+    use_bench_database()
+    bench_id, _small_id = fill(args.memories * 2, args.memories)
+    user = get_user_model().objects.get(pk=bench_id)
+    secret = ApiToken.issue(user=user, name="bench proxy")[1]
+    bodies = queries(args.requests + args.warmup)
+
+    with FakeUpstream() as upstream:
+        settings.MEMORY_PROXY_UPSTREAM_URL = upstream.url
+        with (
+            live_asgi_server(close_connections=False) as server,
+            httpx2.Client(headers={"Authorization": f"Bearer {secret}"}, timeout=60) as client,
+        ):
+            proxy = f"{server}/v1/chat/completions"
+            direct = f"{upstream.url}/chat/completions"
+            until_received(client, proxy, bodies[: args.warmup], upstream)
+            until_received(client, direct, bodies[: args.warmup], upstream)
+            measured = bodies[args.warmup :]
+            via_proxy = until_received(client, proxy, measured, upstream)
+            baseline = until_received(client, direct, measured, upstream)
+            blocks = sum(
+                request["body"]["messages"][0]["content"] != "You are helpful."
+                for request in upstream.requests[-2 * len(measured) : -len(measured)]
+            )
+            streamed = measured[: args.streamed]
+            ttfb_proxy = first_byte(client, proxy, streamed)
+            ttfb_direct = first_byte(client, direct, streamed)
+
+    added = [p - d for p, d in zip(via_proxy, baseline, strict=True)]
+    print(
+        f"\nMemory proxy, {len(measured):,} requests one after another, a user with "
+        f"{args.memories:,} of {args.memories * 2:,} memories "
+        f"({blocks:,} requests got a memory block):"
+    )
+    print(line("send → upstream receives, proxy", via_proxy))
+    print(line("send → upstream receives, direct", baseline))
+    print(line("added by memoryapp (per request)", added))
+    print(f"\nTime to first streamed byte, {len(streamed):,} streamed requests:")
+    print(line("through the proxy", ttfb_proxy))
+    print(line("upstream directly", ttfb_direct))
+
+
+if __name__ == "__main__":
+    main()
