@@ -21,6 +21,7 @@ from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
 from api.errors import ApiError
+from api.schemas import ApiDateTime
 from conversations.extraction.runs import (
     extraction_request,
     maybe_request_turns_extraction,
@@ -83,7 +84,7 @@ class MessageIn(Schema):
     external_id: str = Field(min_length=1, max_length=200)
     role: Literal["user", "assistant", "system", "tool"]
     content: str = Field(min_length=1, max_length=100_000)
-    sent_at: datetime | None = Field(
+    sent_at: ApiDateTime | None = Field(
         None, description="When it was said (default: now); dates in memories count from it."
     )
     speaker: str = Field(

@@ -20,6 +20,7 @@ from pydantic import field_validator
 from accounts.models import MemorySettings
 from api.auth import ApiRequest
 from api.errors import ApiError
+from api.schemas import ApiDateTime
 from conversations.models import Conversation
 from memories import services
 from memories.filters import MemoryFilters, clean_tag
@@ -115,8 +116,8 @@ class ListFilters(Schema):
     scope: Literal["user", "project", "conversation"] | None = None
     project: int | str | None = None
     tag: str | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
+    created_after: ApiDateTime | None = None
+    created_before: ApiDateTime | None = None
     cursor: str | None = None
     limit: int = Field(50, ge=1, le=200)
 
@@ -127,9 +128,9 @@ class SearchParams(Schema):
     scope: Literal["user", "project", "conversation"] | None = None
     project: int | str | None = None
     tag: str | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-    as_of: datetime | None = Field(None, description="What was true then (default now).")
+    created_after: ApiDateTime | None = None
+    created_before: ApiDateTime | None = None
+    as_of: ApiDateTime | None = Field(None, description="What was true then (default now).")
     limit: int = Field(20, ge=1, le=100)
     min_score: float = Field(0.0, ge=0, le=1)
 

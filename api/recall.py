@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from django.http import HttpResponse
@@ -12,6 +11,7 @@ from pydantic import BaseModel
 from api.auth import ApiRequest
 from api.errors import ApiError
 from api.memories import member_project
+from api.schemas import ApiDateTime
 from conversations.models import Conversation
 from memories.embeddings import embedding_status
 from recall.injection import (
@@ -48,7 +48,7 @@ class PreviewIn(Schema):
     limit: int = Field(50, ge=1, le=200, description="Most memories to inject.")
     min_score: float = Field(0.0, ge=0, le=1)
     dry_run: bool = Field(False, description="Preview only: no use counted, no access log.")
-    as_of: datetime | None = Field(None, description="Recall what was true then.")
+    as_of: ApiDateTime | None = Field(None, description="Recall what was true then.")
     client: str = Field("", max_length=100, description="Your app's name, for the access log.")
 
 

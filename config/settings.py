@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "api.middleware.ApiBodySizeLimitMiddleware",
     "api.middleware.ApiJsonErrorsMiddleware",
+    "api.middleware.ApiPlainTextMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

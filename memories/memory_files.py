@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext as _
 
+from accounts.text import CONTROL_CHARACTERS, CONTROL_CHARACTERS_MESSAGE
 from memories.models import KIND_ALIASES, Kind, Memory, MemoryQuerySet, Scope
 from memories.services import clean_tags
 
@@ -181,10 +182,15 @@ def _ignored(path: str) -> bool:
 
 def _decode(path: str, data: bytes, problems: list[FileProblem]) -> str | None:
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         problems.append(FileProblem(path, None, _("not UTF-8 text.")))
         return None
+    if found := CONTROL_CHARACTERS.search(text):
+        line = text.count("\n", 0, found.start()) + 1
+        problems.append(FileProblem(path, line, str(CONTROL_CHARACTERS_MESSAGE)))
+        return None
+    return text
 
 
 def read_uploads(uploads: Iterable[UploadedFile]) -> tuple[dict[str, str], list[FileProblem]]:
