@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -27,7 +28,10 @@ STATUS_CODES = {
     "RATE_LIMITED": 429,
     "EMBEDDING_DIMENSION_CONFLICT": 503,
     "INTERNAL_ERROR": 500,
+    "SERVICE_UNAVAILABLE": 503,
 }
+# Seconds a client should wait before trying again when the database is unavailable.
+RETRY_AFTER_SECONDS = 30
 
 # The code and message for an error that came with a status only (ninja's HttpError,
 # or a non-JSON page the middleware turns into JSON): the generic code of each status.
@@ -110,6 +114,13 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     @api.exception_handler(Exception)
     def internal_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+        if isinstance(exc, OperationalError | InterfaceError):
+            logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exc)
+            response = error_response(
+                "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly."
+            )
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
         logger.exception("API error on %s %s", request.method, request.path)
         return error_response(
             "INTERNAL_ERROR", "Something went wrong on the server; it was logged."
