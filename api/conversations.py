@@ -28,6 +28,7 @@ from conversations.extraction.runs import (
     retry_schedule_name,
 )
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
+from memories.sensitive import redact
 from teams.models import Project
 from teams.permissions import can_write_project, projects_readable_by
 
@@ -274,7 +275,8 @@ def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn
                 Message(
                     conversation=conversation,
                     role=message.role,
-                    content=message.content,
+                    # Stored redacted: a secret said in a chat is kept nowhere.
+                    content=redact(message.content)[0],
                     external_id=message.external_id,
                     speaker=message.speaker,
                     position=last,
@@ -337,7 +339,9 @@ def conversation_summary(
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id)
         run = extraction_request(
-            conversation=conversation, trigger=ExtractionTrigger.SUMMARY, summary=payload.summary
+            conversation=conversation,
+            trigger=ExtractionTrigger.SUMMARY,
+            summary=redact(payload.summary)[0],
         )
     return _queued(run)
 

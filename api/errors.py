@@ -11,6 +11,8 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.errors import AuthorizationError as NinjaAuthorizationError
 
+from memories.sensitive import SensitiveContent
+
 logger = logging.getLogger(__name__)
 
 # Every code and its status. Several codes share a status (409: CONFLICT for a stale
@@ -25,6 +27,7 @@ STATUS_CODES = {
     "CONFLICT": 409,
     "MEMORY_DISABLED": 409,
     "PAYLOAD_TOO_LARGE": 413,
+    "SENSITIVE_CONTENT": 422,
     "RATE_LIMITED": 429,
     "EMBEDDING_DIMENSION_CONFLICT": 503,
     "INTERNAL_ERROR": 500,
@@ -83,6 +86,15 @@ def install_error_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(ApiError)
     def api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
         return error_response(exc.code, exc.message, exc.details)
+
+    @api.exception_handler(SensitiveContent)
+    def sensitive_content(request: HttpRequest, exc: SensitiveContent) -> HttpResponse:
+        return error_response(
+            "SENSITIVE_CONTENT",
+            "This text is only a secret (a password, key or token); it is not stored. "
+            "Text that holds a secret among other words is stored with the secret redacted.",
+            {"kinds": exc.kinds},
+        )
 
     @api.exception_handler(ValidationError)
     def validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:

@@ -10,6 +10,7 @@ from accounts.models import MemorySettings
 from accounts.text import TextField
 from memories.memory_list import PERSONAL
 from memories.models import Kind, Memory
+from memories.sensitive import only_secret
 from memories.services import clean_tags
 from teams.models import Project
 
@@ -31,6 +32,13 @@ class MemoryContentForm(forms.Form):
         content = self.cleaned_data["content"].strip()
         if not content:
             raise forms.ValidationError(_("Write what should be remembered."))
+        if only_secret(content):
+            raise forms.ValidationError(
+                _(
+                    "This is only a secret (a password, key or token): it is not remembered. "
+                    "Keep it in a password manager."
+                )
+            )
         return content
 
 

@@ -35,6 +35,7 @@ from django.utils.translation import gettext as _
 
 from accounts.text import CONTROL_CHARACTERS, CONTROL_CHARACTERS_MESSAGE
 from memories.models import KIND_ALIASES, Kind, Memory, MemoryQuerySet, Scope
+from memories.sensitive import only_secret, redact
 from memories.services import clean_tags
 
 if TYPE_CHECKING:
@@ -443,6 +444,11 @@ def _make_item(
     if not content:
         problems.append(FileProblem(context.path, first_line, _("empty memory.")))
         return None
+    if only_secret(content):
+        message = _("only a secret (a password, key or token); it is not imported.")
+        problems.append(FileProblem(context.path, first_line, message))
+        return None
+    content = redact(content)[0]
     tags = clean_tags([*meta.get("tags", ()), context.topic or "", context.section_tag or ""])
     return FileItem(
         path=context.path,

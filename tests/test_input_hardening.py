@@ -106,7 +106,8 @@ def test_pages_refuse_control_characters_with_a_form_error(alice: Any) -> None:
     client = client_for(alice)
     for bad in (NUL, "\x07"):
         response = client.post(
-            "/settings/memories/add", {"content": f"Likes tea{bad}", "kind": "fact", "where": "me"}
+            "/settings/memories/add",
+            {"content": f"Likes tea{bad}", "kind": "fact", "where": "personal"},
         )
         assert response.status_code in (200, 400)
         assert "control characters" in response.content.decode()
