@@ -21,7 +21,7 @@ from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
 from api.errors import ApiError
-from api.schemas import ApiDateTime
+from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.extraction.runs import (
     extraction_request,
     maybe_request_turns_extraction,
@@ -37,12 +37,12 @@ router = Router(tags=["conversations"])
 MAX_MESSAGES_PER_BATCH = 500
 
 
-class Participant(Schema):
+class Participant(InSchema):
     name: str = Field(min_length=1, max_length=100)
     role: Literal["user", "assistant", "system", "tool"] = Field(
         "user", description="The role of this participant's messages."
     )
-    is_account_user: bool = Field(
+    is_account_user: StrictBool = Field(
         False, description="True for the person whose account this is (at most one)."
     )
 
@@ -50,11 +50,11 @@ class Participant(Schema):
 MAX_PARTICIPANTS = 20
 
 
-class ConversationIn(Schema):
+class ConversationIn(InSchema):
     external_id: str = Field(min_length=1, max_length=200)
     title: str = Field("", max_length=300)
     project: str | int | None = Field(None, description="A project's slug or id you can write to.")
-    temporary: bool = Field(False, description="Privacy mode: nothing is extracted.")
+    temporary: StrictBool = Field(False, description="Privacy mode: nothing is extracted.")
     client: str = Field("", max_length=100)
     participants: list[Participant] | None = Field(
         None,
@@ -81,7 +81,7 @@ class ConversationOut(Schema):
     created_at: datetime
 
 
-class MessageIn(Schema):
+class MessageIn(InSchema):
     external_id: str = Field(min_length=1, max_length=200)
     role: Literal["user", "assistant", "system", "tool"]
     content: str = Field(min_length=1, max_length=100_000)
@@ -95,7 +95,7 @@ class MessageIn(Schema):
     )
 
 
-class MessagesIn(Schema):
+class MessagesIn(InSchema):
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES_PER_BATCH)
 
 
@@ -138,7 +138,7 @@ class MessagesOut(Schema):
     extraction_run: RunOut | None
 
 
-class SummaryIn(Schema):
+class SummaryIn(InSchema):
     summary: str = Field(
         min_length=1,
         max_length=50_000,

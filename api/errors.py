@@ -27,6 +27,7 @@ STATUS_CODES = {
     "CONFLICT": 409,
     "MEMORY_DISABLED": 409,
     "PAYLOAD_TOO_LARGE": 413,
+    "UNSUPPORTED_MEDIA_TYPE": 415,
     "SENSITIVE_CONTENT": 422,
     "RATE_LIMITED": 429,
     "EMBEDDING_DIMENSION_CONFLICT": 503,
@@ -46,6 +47,7 @@ GENERIC_ERRORS = {
     405: ("METHOD_NOT_ALLOWED", "This endpoint does not accept that method."),
     409: ("CONFLICT", "The request conflicts with the current state; read it again."),
     413: ("PAYLOAD_TOO_LARGE", "The request body is too large."),
+    415: ("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json."),
     429: ("RATE_LIMITED", "Too many requests; slow down."),
 }
 INTERNAL_ERROR = ("INTERNAL_ERROR", "Something went wrong on the server.")
@@ -137,3 +139,47 @@ def install_error_handlers(api: NinjaAPI) -> None:
         return error_response(
             "INTERNAL_ERROR", "Something went wrong on the server; it was logged."
         )
+
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "properties": {
+                "code": {"type": "string", "enum": sorted(STATUS_CODES)},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+            },
+        }
+    },
+}
+
+
+def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """Every error status the API answers, listed on every operation of the OpenAPI
+    document with the one error shape (any endpoint may be rate limited, find the
+    database down, get a body too large or of the wrong type, and so on)."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["ErrorOut"] = ERROR_SCHEMA
+    statuses: dict[int, list[str]] = {}
+    for code, status in STATUS_CODES.items():
+        statuses.setdefault(status, []).append(code)
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, codes in sorted(statuses.items()):
+                responses.setdefault(
+                    str(status),
+                    {
+                        "description": " or ".join(codes),
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/ErrorOut"}
+                            }
+                        },
+                    },
+                )
+    return schema

@@ -20,7 +20,7 @@ from pydantic import field_validator
 from accounts.models import MemorySettings
 from api.auth import ApiRequest
 from api.errors import ApiError
-from api.schemas import ApiDateTime
+from api.schemas import ApiDateTime, InSchema, StrictBool, Tag
 from conversations.models import Conversation
 from memories import services
 from memories.filters import MemoryFilters, clean_tag
@@ -78,16 +78,16 @@ class MemoryPage(Schema):
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
 
 
-class MemoryIn(Schema):
+class MemoryIn(InSchema):
     content: str = Field(..., min_length=1, max_length=MAX_CONTENT)
     kind: str = "fact"
     scope: Literal["user", "project", "conversation"] = "user"
     project: int | str | None = Field(None, description="Project id or slug (scope=project).")
     conversation_id: str | None = Field(None, description="Your conversation's external id.")
-    tags: list[str] = Field(default_factory=list, max_length=50)
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
     importance: float | None = Field(None, ge=0, le=1)
     confidence: float = Field(0.8, ge=0, le=1)
-    pinned: bool = False
+    pinned: StrictBool = False
 
     @field_validator("kind")
     @classmethod
@@ -95,11 +95,11 @@ class MemoryIn(Schema):
         return normalise_kind(value)
 
 
-class MemoryPatch(Schema):
+class MemoryPatch(InSchema):
     revision: int = Field(..., description="The revision you read; a stale one gets 409 CONFLICT.")
     content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT)
     kind: str | None = None
-    tags: list[str] | None = Field(None, max_length=50)
+    tags: list[Tag] | None = Field(None, max_length=50)
     importance: float | None = Field(None, ge=0, le=1)
     confidence: float | None = Field(None, ge=0, le=1)
     pinned: bool | None = None

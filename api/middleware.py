@@ -53,10 +53,11 @@ def _control_character_paths(value: Any, path: tuple[str, ...] = ()) -> Iterator
             yield from _control_character_paths(item, (*path, str(index)))
 
 
-class ApiPlainTextMiddleware:
-    """Refuse control characters (NUL above all, which PostgreSQL cannot store) anywhere in
-    an API request's query string or JSON body: one check for every field and parameter.
-    Tab, CR and LF are ordinary text (accounts.text)."""
+class ApiRequestChecksMiddleware:
+    """A body that is not JSON is refused (415). Control characters (NUL above all, which
+    PostgreSQL cannot store) are refused anywhere in an API request's query string or JSON
+    body: one check for every field and parameter. Tab, CR and LF are ordinary text
+    (accounts.text)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
@@ -68,7 +69,10 @@ class ApiPlainTextMiddleware:
                 for key, values in request.GET.lists()
                 if has_control_characters(key) or any(map(has_control_characters, values))
             ]
-            if request.body and request.content_type == "application/json":
+            if request.body and request.content_type != "application/json":
+                code, message = generic_error(415)
+                return error_response(code, message, {"content_type": request.content_type})
+            if request.body:
                 try:
                     body = json.loads(request.body)
                 except ValueError:

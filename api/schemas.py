@@ -1,4 +1,4 @@
-"""What every API request schema shares: the date-time type, and strict bodies."""
+"""What every API request schema shares: strict bodies, the date-time and tag types."""
 
 from __future__ import annotations
 
@@ -6,7 +6,18 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
+from ninja import Schema
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    WithJsonSchema,
+)
+
+__all__ = ["MAX_TAG_LENGTH", "ApiDateTime", "InSchema", "StrictBool", "Tag"]
 
 # PostgreSQL stores offsets up to 15:59 either way.
 MAX_OFFSET = timedelta(hours=16)
@@ -38,4 +49,18 @@ ApiDateTime = Annotated[
     BeforeValidator(_iso_text),
     AfterValidator(_storable),
     WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+
+
+class InSchema(Schema):
+    """A request body: a field the API does not know is refused, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+MAX_TAG_LENGTH = 50
+Tag = Annotated[
+    str,
+    StringConstraints(max_length=MAX_TAG_LENGTH),
+    Field(description=f"At most {MAX_TAG_LENGTH} characters; stored trimmed and lower-cased."),
 ]

@@ -53,7 +53,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "api.middleware.ApiBodySizeLimitMiddleware",
     "api.middleware.ApiJsonErrorsMiddleware",
-    "api.middleware.ApiPlainTextMiddleware",
+    "api.middleware.ApiRequestChecksMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
