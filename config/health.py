@@ -58,6 +58,11 @@ def _embeddings() -> dict[str, Any]:
         return {"ok": False, "error": "database unavailable"}
 
 
+# What anonymous callers see of each component: its state and stable code, never error
+# text (which may name sockets, hosts or versions).
+PUBLIC_KEYS = ("ok", "code")
+
+
 def _is_staff(request: HttpRequest) -> bool:
     """Whether the caller is staff; False when that cannot be read (the database is down)."""
     try:
@@ -78,7 +83,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
     }
     healthy = all(check["ok"] for check in checks.values())
     if not _is_staff(request):
-        checks = {name: {"ok": check["ok"]} for name, check in checks.items()}
+        checks = {
+            name: {key: check[key] for key in PUBLIC_KEYS if key in check}
+            for name, check in checks.items()
+        }
     return JsonResponse(
         {"status": "ok" if healthy else "unhealthy", **checks}, status=200 if healthy else 503
     )
