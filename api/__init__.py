@@ -13,10 +13,16 @@ from ninja import NinjaAPI, Schema
 from accounts.models import MemorySettings
 from api.auth import BearerToken, BrowserSession
 from api.conversations import router as conversations_router
-from api.errors import install_error_handlers
+from api.errors import document_errors, install_error_handlers
 from api.throttling import TokenRateThrottle
 
-api = NinjaAPI(
+
+class Api(NinjaAPI):
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        return document_errors(super().get_openapi_schema(**kwargs))
+
+
+api = Api(
     title="memoryapp API",
     version="1",
     description="Long-term memory for AI assistants. Authenticate with `Authorization: Bearer <token>`.",

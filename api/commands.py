@@ -10,13 +10,14 @@ from ninja import Field, Router, Schema
 from api.auth import ApiRequest
 from api.errors import ApiError
 from api.memories import MemoryOut, actor_label, member_project
+from api.schemas import InSchema
 from conversations.commands import CommandError, detect_language, run_command, undo_forget
 from conversations.models import Conversation
 
 router = Router(tags=["commands"])
 
 
-class CommandIn(Schema):
+class CommandIn(InSchema):
     command: str = Field(
         ...,
         min_length=1,
@@ -39,7 +40,7 @@ class CommandOut(Schema):
     undo_token: uuid.UUID | None = Field(None, description="POST it to /commands/undo to undo.")
 
 
-class UndoIn(Schema):
+class UndoIn(InSchema):
     undo_token: uuid.UUID
     language: Literal["en", "zh"] | None = None
 

@@ -21,12 +21,14 @@ from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
 from api.errors import ApiError
+from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.extraction.runs import (
     extraction_request,
     maybe_request_turns_extraction,
     retry_schedule_name,
 )
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
+from memories.sensitive import redact
 from teams.models import Project
 from teams.permissions import can_write_project, projects_readable_by
 
@@ -35,12 +37,12 @@ router = Router(tags=["conversations"])
 MAX_MESSAGES_PER_BATCH = 500
 
 
-class Participant(Schema):
+class Participant(InSchema):
     name: str = Field(min_length=1, max_length=100)
     role: Literal["user", "assistant", "system", "tool"] = Field(
         "user", description="The role of this participant's messages."
     )
-    is_account_user: bool = Field(
+    is_account_user: StrictBool = Field(
         False, description="True for the person whose account this is (at most one)."
     )
 
@@ -48,11 +50,11 @@ class Participant(Schema):
 MAX_PARTICIPANTS = 20
 
 
-class ConversationIn(Schema):
+class ConversationIn(InSchema):
     external_id: str = Field(min_length=1, max_length=200)
     title: str = Field("", max_length=300)
     project: str | int | None = Field(None, description="A project's slug or id you can write to.")
-    temporary: bool = Field(False, description="Privacy mode: nothing is extracted.")
+    temporary: StrictBool = Field(False, description="Privacy mode: nothing is extracted.")
     client: str = Field("", max_length=100)
     participants: list[Participant] | None = Field(
         None,
@@ -79,11 +81,11 @@ class ConversationOut(Schema):
     created_at: datetime
 
 
-class MessageIn(Schema):
+class MessageIn(InSchema):
     external_id: str = Field(min_length=1, max_length=200)
     role: Literal["user", "assistant", "system", "tool"]
     content: str = Field(min_length=1, max_length=100_000)
-    sent_at: datetime | None = Field(
+    sent_at: ApiDateTime | None = Field(
         None, description="When it was said (default: now); dates in memories count from it."
     )
     speaker: str = Field(
@@ -93,7 +95,7 @@ class MessageIn(Schema):
     )
 
 
-class MessagesIn(Schema):
+class MessagesIn(InSchema):
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES_PER_BATCH)
 
 
@@ -136,7 +138,7 @@ class MessagesOut(Schema):
     extraction_run: RunOut | None
 
 
-class SummaryIn(Schema):
+class SummaryIn(InSchema):
     summary: str = Field(
         min_length=1,
         max_length=50_000,
@@ -273,7 +275,8 @@ def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn
                 Message(
                     conversation=conversation,
                     role=message.role,
-                    content=message.content,
+                    # Stored redacted: a secret said in a chat is kept nowhere.
+                    content=redact(message.content)[0],
                     external_id=message.external_id,
                     speaker=message.speaker,
                     position=last,
@@ -336,7 +339,9 @@ def conversation_summary(
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id)
         run = extraction_request(
-            conversation=conversation, trigger=ExtractionTrigger.SUMMARY, summary=payload.summary
+            conversation=conversation,
+            trigger=ExtractionTrigger.SUMMARY,
+            summary=redact(payload.summary)[0],
         )
     return _queued(run)
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.errors import AuthorizationError as NinjaAuthorizationError
+
+from memories.sensitive import SensitiveContent
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +27,15 @@ STATUS_CODES = {
     "CONFLICT": 409,
     "MEMORY_DISABLED": 409,
     "PAYLOAD_TOO_LARGE": 413,
+    "UNSUPPORTED_MEDIA_TYPE": 415,
+    "SENSITIVE_CONTENT": 422,
     "RATE_LIMITED": 429,
     "EMBEDDING_DIMENSION_CONFLICT": 503,
     "INTERNAL_ERROR": 500,
+    "SERVICE_UNAVAILABLE": 503,
 }
+# Seconds a client should wait before trying again when the database is unavailable.
+RETRY_AFTER_SECONDS = 30
 
 # The code and message for an error that came with a status only (ninja's HttpError,
 # or a non-JSON page the middleware turns into JSON): the generic code of each status.
@@ -39,6 +47,7 @@ GENERIC_ERRORS = {
     405: ("METHOD_NOT_ALLOWED", "This endpoint does not accept that method."),
     409: ("CONFLICT", "The request conflicts with the current state; read it again."),
     413: ("PAYLOAD_TOO_LARGE", "The request body is too large."),
+    415: ("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json."),
     429: ("RATE_LIMITED", "Too many requests; slow down."),
 }
 INTERNAL_ERROR = ("INTERNAL_ERROR", "Something went wrong on the server.")
@@ -80,6 +89,15 @@ def install_error_handlers(api: NinjaAPI) -> None:
     def api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
         return error_response(exc.code, exc.message, exc.details)
 
+    @api.exception_handler(SensitiveContent)
+    def sensitive_content(request: HttpRequest, exc: SensitiveContent) -> HttpResponse:
+        return error_response(
+            "SENSITIVE_CONTENT",
+            "This text is only a secret (a password, key or token); it is not stored. "
+            "Text that holds a secret among other words is stored with the secret redacted.",
+            {"kinds": exc.kinds},
+        )
+
     @api.exception_handler(ValidationError)
     def validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         return error_response(
@@ -110,7 +128,58 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     @api.exception_handler(Exception)
     def internal_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+        if isinstance(exc, OperationalError | InterfaceError):
+            logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exc)
+            response = error_response(
+                "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly."
+            )
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
         logger.exception("API error on %s %s", request.method, request.path)
         return error_response(
             "INTERNAL_ERROR", "Something went wrong on the server; it was logged."
         )
+
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "properties": {
+                "code": {"type": "string", "enum": sorted(STATUS_CODES)},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+            },
+        }
+    },
+}
+
+
+def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """Every error status the API answers, listed on every operation of the OpenAPI
+    document with the one error shape (any endpoint may be rate limited, find the
+    database down, get a body too large or of the wrong type, and so on)."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["ErrorOut"] = ERROR_SCHEMA
+    statuses: dict[int, list[str]] = {}
+    for code, status in STATUS_CODES.items():
+        statuses.setdefault(status, []).append(code)
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, codes in sorted(statuses.items()):
+                responses.setdefault(
+                    str(status),
+                    {
+                        "description": " or ".join(codes),
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/ErrorOut"}
+                            }
+                        },
+                    },
+                )
+    return schema

@@ -20,6 +20,7 @@ from pydantic import field_validator
 from accounts.models import MemorySettings
 from api.auth import ApiRequest
 from api.errors import ApiError
+from api.schemas import ApiDateTime, InSchema, StrictBool, Tag
 from conversations.models import Conversation
 from memories import services
 from memories.embeddings import fallback_degraded
@@ -78,16 +79,16 @@ class MemoryPage(Schema):
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
 
 
-class MemoryIn(Schema):
+class MemoryIn(InSchema):
     content: str = Field(..., min_length=1, max_length=MAX_CONTENT)
     kind: str = "fact"
     scope: Literal["user", "project", "conversation"] = "user"
     project: int | str | None = Field(None, description="Project id or slug (scope=project).")
     conversation_id: str | None = Field(None, description="Your conversation's external id.")
-    tags: list[str] = Field(default_factory=list, max_length=50)
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
     importance: float | None = Field(None, ge=0, le=1)
     confidence: float = Field(0.8, ge=0, le=1)
-    pinned: bool = False
+    pinned: StrictBool = False
 
     @field_validator("kind")
     @classmethod
@@ -95,11 +96,11 @@ class MemoryIn(Schema):
         return normalise_kind(value)
 
 
-class MemoryPatch(Schema):
+class MemoryPatch(InSchema):
     revision: int = Field(..., description="The revision you read; a stale one gets 409 CONFLICT.")
     content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT)
     kind: str | None = None
-    tags: list[str] | None = Field(None, max_length=50)
+    tags: list[Tag] | None = Field(None, max_length=50)
     importance: float | None = Field(None, ge=0, le=1)
     confidence: float | None = Field(None, ge=0, le=1)
     pinned: bool | None = None
@@ -116,8 +117,8 @@ class ListFilters(Schema):
     scope: Literal["user", "project", "conversation"] | None = None
     project: int | str | None = None
     tag: str | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
+    created_after: ApiDateTime | None = None
+    created_before: ApiDateTime | None = None
     cursor: str | None = None
     limit: int = Field(50, ge=1, le=200)
 
@@ -128,9 +129,9 @@ class SearchParams(Schema):
     scope: Literal["user", "project", "conversation"] | None = None
     project: int | str | None = None
     tag: str | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-    as_of: datetime | None = Field(None, description="What was true then (default now).")
+    created_after: ApiDateTime | None = None
+    created_before: ApiDateTime | None = None
+    as_of: ApiDateTime | None = Field(None, description="What was true then (default now).")
     limit: int = Field(20, ge=1, le=100)
     min_score: float = Field(0.0, ge=0, le=1)
 

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from api.errors import generic_error
+from accounts.text import CONTROL_CHARACTERS_MESSAGE, has_control_characters
+from api.errors import error_response, generic_error
 
 
 class ApiBodySizeLimitMiddleware:
@@ -30,6 +33,57 @@ class ApiBodySizeLimitMiddleware:
                         }
                     },
                     status=413,
+                )
+        return self.get_response(request)
+
+
+def _control_character_paths(value: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
+    """The dotted path of every string (or object key) in a JSON value holding a control character."""
+    if isinstance(value, str):
+        if has_control_characters(value):
+            yield ".".join(path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if has_control_characters(key):
+                yield ".".join((*path, key))
+            else:
+                yield from _control_character_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _control_character_paths(item, (*path, str(index)))
+
+
+class ApiRequestChecksMiddleware:
+    """A body that is not JSON is refused (415). Control characters (NUL above all, which
+    PostgreSQL cannot store) are refused anywhere in an API request's query string or JSON
+    body: one check for every field and parameter. Tab, CR and LF are ordinary text
+    (accounts.text)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/"):
+            fields = [
+                key
+                for key, values in request.GET.lists()
+                if has_control_characters(key) or any(map(has_control_characters, values))
+            ]
+            if request.body and request.content_type != "application/json":
+                code, message = generic_error(415)
+                return error_response(code, message, {"content_type": request.content_type})
+            if request.body:
+                try:
+                    body = json.loads(request.body)
+                except ValueError:
+                    body = None  # ninja answers it
+                fields.extend(_control_character_paths(body))
+            if fields:
+                message = str(CONTROL_CHARACTERS_MESSAGE)
+                return error_response(
+                    "VALIDATION_ERROR",
+                    "Control characters (such as NUL) are not allowed; tab, CR and LF are.",
+                    {"fields": [{"field": field, "message": message} for field in fields]},
                 )
         return self.get_response(request)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from django.http import HttpResponse
@@ -12,6 +11,7 @@ from pydantic import BaseModel
 from api.auth import ApiRequest
 from api.errors import ApiError
 from api.memories import member_project
+from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.models import Conversation
 from memories.embeddings import embedding_status
 from recall.injection import (
@@ -24,13 +24,13 @@ from recall.injection import (
 router = Router(tags=["recall"])
 
 
-class ScopeBudgets(Schema):
+class ScopeBudgets(InSchema):
     user: int = Field(DEFAULT_BUDGETS["user"], ge=0, le=100_000)
     project: int = Field(DEFAULT_BUDGETS["project"], ge=0, le=100_000)
     conversation: int = Field(DEFAULT_BUDGETS["conversation"], ge=0, le=100_000)
 
 
-class PreviewIn(Schema):
+class PreviewIn(InSchema):
     message: str = Field(..., max_length=20_000, description="The user's new message.")
     recent_messages: list[str] = Field(
         default_factory=list,
@@ -39,7 +39,7 @@ class PreviewIn(Schema):
     )
     conversation_id: str | None = Field(None, description="Your conversation's external id.")
     project: int | str | None = Field(None, description="Project id or slug: adds its memories.")
-    temporary: bool = Field(False, description="A private chat: nothing is injected.")
+    temporary: StrictBool = Field(False, description="A private chat: nothing is injected.")
     budget: int = Field(DEFAULT_TOTAL_BUDGET, ge=0, le=100_000, description="Total tokens.")
     budgets: ScopeBudgets = Field(
         default_factory=lambda: ScopeBudgets.model_validate({}), description="Tokens per scope."
@@ -47,8 +47,8 @@ class PreviewIn(Schema):
     format: Literal["markdown", "xml", "json"] = "markdown"
     limit: int = Field(50, ge=1, le=200, description="Most memories to inject.")
     min_score: float = Field(0.0, ge=0, le=1)
-    dry_run: bool = Field(False, description="Preview only: no use counted, no access log.")
-    as_of: datetime | None = Field(None, description="Recall what was true then.")
+    dry_run: StrictBool = Field(False, description="Preview only: no use counted, no access log.")
+    as_of: ApiDateTime | None = Field(None, description="Recall what was true then.")
     client: str = Field("", max_length=100, description="Your app's name, for the access log.")
 
 

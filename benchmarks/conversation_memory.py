@@ -343,9 +343,9 @@ def memory_sources(user: Any) -> dict[int, list[int]]:
 
 
 def extraction_figures(ingested: Ingested) -> ExtractionFigures:
-    from conversations.extraction.sensitive import contains_sensitive, sensitive_kinds
     from conversations.models import ExtractionRun, Message, RunStatus
     from memories.models import Memory
+    from memories.sensitive import contains_sensitive, sensitive_kinds
 
     figures = ExtractionFigures(seconds=ingested.seconds)
     figures.messages = len(ingested.message_ids)

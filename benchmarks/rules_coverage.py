@@ -82,7 +82,7 @@ def main() -> None:
     setup_django()
     from conversations.extraction.rules import RulesExtractor
     from conversations.extraction.runs import _is_sensitive, is_trivial
-    from conversations.extraction.sensitive import contains_sensitive
+    from memories.sensitive import contains_sensitive
 
     samples = json.loads(args.data.read_text())
     extractor = RulesExtractor()

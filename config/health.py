@@ -58,8 +58,23 @@ def _embeddings() -> dict[str, Any]:
         return {"ok": False, "error": "database unavailable"}
 
 
+# What anonymous callers see of each component: its state and stable code, never error
+# text (which may name sockets, hosts or versions).
+PUBLIC_KEYS = ("ok", "code")
+
+
+def _is_staff(request: HttpRequest) -> bool:
+    """Whether the caller is staff; False when that cannot be read (the database is down)."""
+    try:
+        return bool(request.user.is_authenticated and request.user.is_staff)
+    except Exception:
+        return False
+
+
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
+    """Each component's state; its details (versions, errors, which may name sockets or
+    hosts) only for staff."""
     checks = {
         "database": _database(),
         "pgvector": _pgvector(),
@@ -67,6 +82,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "embeddings": _embeddings(),
     }
     healthy = all(check["ok"] for check in checks.values())
+    if not _is_staff(request):
+        checks = {
+            name: {key: check[key] for key in PUBLIC_KEYS if key in check}
+            for name, check in checks.items()
+        }
     return JsonResponse(
         {"status": "ok" if healthy else "unhealthy", **checks}, status=200 if healthy else 503
     )

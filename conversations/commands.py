@@ -23,6 +23,7 @@ from memories import services
 from memories.models import Kind, Memory, MemoryEvent, MemoryQuerySet, Scope, one_line
 from memories.permissions import memories_writable_by
 from memories.retrieval import chat_pool, search_memories
+from memories.sensitive import SensitiveContent
 from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
 from teams.models import Project
 from teams.permissions import can_write_project
@@ -49,6 +50,10 @@ MESSAGES = {
         "remembered": "Remembered: “{content}”.",
         "remembered_project": "Remembered for project {project}: “{content}”.",
         "need_text": "Tell me what to remember, e.g. /remember I prefer tabs over spaces.",
+        "sensitive": (
+            "I won't remember that: it is only a secret ({kinds}). Keep passwords and keys "
+            "in a password manager."
+        ),
         "need_project": "/remember-project needs a project: send its id or slug as “project”.",
         "viewer": "You can read project {project}'s memories but not add to them.",
         "need_words": "Tell me what to forget, e.g. /forget tabs — or /forget --all.",
@@ -72,6 +77,7 @@ MESSAGES = {
         "remembered": "已记住：“{content}”。",
         "remembered_project": "已为项目 {project} 记住：“{content}”。",
         "need_text": "请告诉我要记住什么，例如：/remember 我喜欢用 vitest。",
+        "sensitive": "这条内容只是一个机密信息（{kinds}），我不会记住它。请把密码和密钥保存在密码管理器中。",
         "need_project": "/remember-project 需要指定项目：请在 “project” 中发送项目的 id 或 slug。",
         "viewer": "你可以查看项目 {project} 的记忆，但不能添加。",
         "need_words": "请告诉我要忘记什么，例如：/forget vitest，或 /forget --all。",
@@ -164,7 +170,11 @@ def run_command(
         return CommandReply(
             name, context.say("off", url=f"{settings.SITE_URL}/settings/memories"), context.language
         )
-    reply = HANDLERS[name](context, argument)
+    try:
+        reply = HANDLERS[name](context, argument)
+    except SensitiveContent as refusal:
+        kinds = ", ".join(refusal.kinds)
+        raise CommandError("SENSITIVE_CONTENT", context.say("sensitive", kinds=kinds)) from None
     reply.command = name
     return reply
 

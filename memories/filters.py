@@ -20,6 +20,7 @@ from django.http import QueryDict
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from accounts.text import CONTROL_CHARACTERS
 from memories.models import LISTED_STATES, Kind, MemoryQuerySet, Scope
 
 if TYPE_CHECKING:
@@ -41,6 +42,14 @@ MAX_TAGS = 10
 def clean_tag(tag: str) -> str:
     """A tag as memories store it (services.clean_tags): trimmed, lower case, no "#"."""
     return tag.strip().lower().lstrip("#")
+
+
+def _without_control_characters(params: QueryDict) -> QueryDict:
+    """A query string may hold anything, NUL included, which the database cannot compare."""
+    clean = QueryDict(mutable=True)
+    for key, values in params.lists():
+        clean.setlist(key, [CONTROL_CHARACTERS.sub("", value) for value in values])
+    return clean
 
 
 def _moment(value: str) -> datetime | None:
@@ -83,6 +92,7 @@ class MemoryFilters:
     def from_query(cls, params: QueryDict, projects: Sequence[Project] = ()) -> MemoryFilters:
         """Read a page's filters from its query string; anything unknown falls back to its
         default."""
+        params = _without_control_characters(params)
         kinds = tuple(dict.fromkeys(k for k in params.getlist("kind") if k in Kind.values))
         scopes = {PERSONAL} | {PROJECT_PREFIX + project.slug for project in projects}
         scope = params.get("scope", "")

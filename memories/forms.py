@@ -7,8 +7,10 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import MemorySettings
+from accounts.text import TextField
 from memories.memory_list import PERSONAL
 from memories.models import Kind, Memory
+from memories.sensitive import only_secret
 from memories.services import clean_tags
 from teams.models import Project
 
@@ -18,7 +20,7 @@ MAX_CONTENT_LENGTH = 2000
 class MemoryContentForm(forms.Form):
     """What every memory form asks: the statement and its kind."""
 
-    content = forms.CharField(
+    content = TextField(
         label=_("Memory"),
         max_length=MAX_CONTENT_LENGTH,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -30,6 +32,13 @@ class MemoryContentForm(forms.Form):
         content = self.cleaned_data["content"].strip()
         if not content:
             raise forms.ValidationError(_("Write what should be remembered."))
+        if only_secret(content):
+            raise forms.ValidationError(
+                _(
+                    "This is only a secret (a password, key or token): it is not remembered. "
+                    "Keep it in a password manager."
+                )
+            )
         return content
 
 
@@ -60,7 +69,7 @@ class MemoryAddForm(MemoryContentForm):
 
 class MemoryEditForm(MemoryContentForm):
     importance = forms.IntegerField(label=_("Importance (%)"), min_value=0, max_value=100)
-    tags = forms.CharField(
+    tags = TextField(
         label=_("Tags"), required=False, help_text=_("Separated by commas."), max_length=500
     )
     pinned = forms.BooleanField(label=_("Pinned (always used, never forgotten)"), required=False)

@@ -29,10 +29,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
 
 from django.utils.translation import gettext as _
 
+from accounts.text import CONTROL_CHARACTERS, CONTROL_CHARACTERS_MESSAGE
 from memories.models import KIND_ALIASES, Kind, Memory, MemoryQuerySet, Scope
+from memories.sensitive import only_secret, redact
 from memories.services import clean_tags
 
 if TYPE_CHECKING:
@@ -68,7 +71,15 @@ MAX_IMPORT_BYTES = 2 * 1024 * 1024
 MAX_IMPORT_FILES = 500
 
 _META_KEYS = ("id", "tags", "importance")
-_META_COMMENT = re.compile(r"\s*<!--(?P<body>(?:(?!-->).)*)-->\s*$")
+# The last comment on the line: the memory's own text may hold "<!--" or "-->".
+_META_COMMENT = re.compile(r"\s*<!--(?P<body>(?:(?!<!--|-->).)*)-->\s*$")
+# Lines end at LF, CR LF or CR only: str.splitlines also splits at characters such as
+# U+2028 or form feed, which a memory's text may hold.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Characters a tag cannot hold as they are in the metadata comment: the list separator,
+# "<" and ">" (which could end the comment), "%", whitespace but a plain space, and a
+# space before "word:" (which would start another field).
+_TAG_ESCAPED = re.compile(r"[%,<>]|[^\S ]| (?=[A-Za-z_]+:)")
 _META_SPLIT = re.compile(r"\s+(?=[A-Za-z_]+:)")
 _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?P<text>.*)$")
 _HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<text>.*?)\s*#*\s*$")
@@ -91,16 +102,20 @@ def _format_number(value: float) -> str:
 
 
 def _escape_tag(tag: str) -> str:
-    return tag.replace("%", "%25").replace(",", "%2C")
+    return _TAG_ESCAPED.sub(lambda match: quote(match[0], safe=""), tag)
 
 
 def _unescape_tag(tag: str) -> str:
-    return tag.replace("%2C", ",").replace("%2c", ",").replace("%25", "%")
+    return unquote(tag)
+
+
+def _lines(text: str) -> list[str]:
+    return _LINE_BREAK.split(text)
 
 
 def format_memory(memory: Memory) -> str:
     """One memory as a bullet: continuation lines indented, metadata in a trailing comment."""
-    lines = memory.content.strip().splitlines() or [""]
+    lines = _lines(memory.content.strip())
     meta = [f"id:{memory.pk}"]
     if memory.tags:
         meta.append("tags:" + ",".join(_escape_tag(tag) for tag in memory.tags))
@@ -181,10 +196,15 @@ def _ignored(path: str) -> bool:
 
 def _decode(path: str, data: bytes, problems: list[FileProblem]) -> str | None:
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         problems.append(FileProblem(path, None, _("not UTF-8 text.")))
         return None
+    if found := CONTROL_CHARACTERS.search(text):
+        line = text.count("\n", 0, found.start()) + 1
+        problems.append(FileProblem(path, line, str(CONTROL_CHARACTERS_MESSAGE)))
+        return None
+    return text
 
 
 def read_uploads(uploads: Iterable[UploadedFile]) -> tuple[dict[str, str], list[FileProblem]]:
@@ -225,14 +245,25 @@ def _read_zip(
         problems.append(FileProblem(name, None, _("not a readable zip file.")))
         return
     with archive:
-        for info in archive.infolist():
-            markdown = info.filename.lower().endswith(".md")
-            if info.is_dir() or _ignored(info.filename) or not markdown:
-                continue
+        entries = [
+            info
+            for info in archive.infolist()
+            if not info.is_dir()
+            and not _ignored(info.filename)
+            and info.filename.lower().endswith(".md")
+        ]
+        # The sizes the zip declares, checked before anything is inflated; reading stops
+        # at the declared size, so an entry cannot inflate to more than it claims.
+        if sum(info.file_size for info in entries) > MAX_IMPORT_BYTES:
+            message = _("too much to import at once (over %(mb)s MB uncompressed).")
+            problems.append(FileProblem(name, None, message % {"mb": MAX_IMPORT_BYTES >> 20}))
+            return
+        for info in entries:
             if info.file_size > MAX_IMPORT_BYTES:
                 problems.append(FileProblem(info.filename, None, _("too much to import at once.")))
                 continue
-            add(info.filename, archive.read(info))
+            with archive.open(info) as entry:
+                add(info.filename, entry.read(MAX_IMPORT_BYTES + 1))
 
 
 def read_directory(directory: Path) -> tuple[dict[str, str], list[FileProblem]]:
@@ -357,7 +388,7 @@ def _file_context(
 
 
 def _parse_file(path: str, text: str, problems: list[FileProblem]) -> list[FileItem]:
-    lines = text.splitlines()
+    lines = _lines(text)
     front_matter, start = _read_front_matter(path, lines, problems)
     context = _file_context(path, front_matter, problems)
     items: list[FileItem] = []
@@ -413,6 +444,11 @@ def _make_item(
     if not content:
         problems.append(FileProblem(context.path, first_line, _("empty memory.")))
         return None
+    if only_secret(content):
+        message = _("only a secret (a password, key or token); it is not imported.")
+        problems.append(FileProblem(context.path, first_line, message))
+        return None
+    content = redact(content)[0]
     tags = clean_tags([*meta.get("tags", ()), context.topic or "", context.section_tag or ""])
     return FileItem(
         path=context.path,

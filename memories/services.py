@@ -57,6 +57,7 @@ from memories.models import (
     Scope,
     Status,
 )
+from memories.sensitive import screen
 from teams.models import Project
 
 if TYPE_CHECKING:
@@ -224,7 +225,7 @@ def new_memory(**fields: Unpack[NewMemory]) -> Memory:
     importance = fields.get("importance")
     memory = Memory(
         owner=fields["owner"],
-        content=fields["content"].strip(),
+        content=screen(fields["content"].strip()),
         kind=kind,
         scope=scope,
         project=fields.get("project") if scope == Scope.PROJECT else None,
@@ -339,7 +340,7 @@ def memory_update(
     if "tags" in changes:
         changes = {**changes, "tags": clean_tags(changes["tags"])}
     if "content" in changes:
-        changes = {**changes, "content": str(changes["content"]).strip()}
+        changes = {**changes, "content": screen(str(changes["content"]).strip())}
     changed = {field: value for field, value in changes.items() if getattr(current, field) != value}
     if not changed:
         return current

@@ -5,15 +5,16 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from accounts.text import TextField
 from teams.models import Role
 
 
 class TeamForm(forms.Form):
-    name = forms.CharField(label=_("Team name"), max_length=100)
+    name = TextField(label=_("Team name"), max_length=100)
 
 
 class ProjectForm(forms.Form):
-    name = forms.CharField(label=_("Project name"), max_length=100)
+    name = TextField(label=_("Project name"), max_length=100)
 
 
 class InvitationForm(forms.Form):

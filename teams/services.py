@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -108,13 +109,47 @@ def invitation_send(
 
 
 def invitation_matches(invitation: Invitation, user: User) -> bool:
-    """Whether ``user`` signed in with the address the invitation was sent to."""
+    """Whether ``user`` signed in with the address the invitation was sent to (verified or not)."""
     from allauth.account.models import EmailAddress
 
     user_email = getattr(user, "email", "") or ""
     if user_email.lower() == invitation.email.lower():
         return True
     return EmailAddress.objects.filter(user_id=user.pk, email__iexact=invitation.email).exists()
+
+
+def invitation_verified(invitation: Invitation, user: User) -> bool:
+    """Whether ``user`` confirmed owning the invited address.
+
+    Anyone may sign up with any address (ACCOUNT_EMAIL_VERIFICATION=optional), so
+    only a confirmed address proves the invitation reached this person.
+    """
+    from allauth.account.models import EmailAddress
+
+    return EmailAddress.objects.filter(
+        user_id=user.pk, email__iexact=invitation.email, verified=True
+    ).exists()
+
+
+def invitation_send_confirmation(request: HttpRequest, invitation: Invitation, user: User) -> None:
+    """Email ``user`` a link confirming the invited address (at most one per few minutes).
+
+    Confirming it leads back to the invitation (teams.adapter.AccountAdapter).
+    """
+    from allauth.account.internal.flows.email_verification import (
+        send_verification_email_to_address,
+    )
+    from allauth.account.models import EmailAddress
+
+    address, _created = EmailAddress.objects.get_or_create(
+        user=user, email=invitation.email.lower()
+    )
+    if not address.verified:
+        send_verification_email_to_address(request, address)
+
+
+class InvitationUnconfirmed(TeamRuleError):
+    """The invited address is the user's but not confirmed yet."""
 
 
 @transaction.atomic
@@ -130,6 +165,11 @@ def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
                 "This invitation was sent to %(email)s. Sign in with that address, "
                 "or ask for an invitation to yours."
             )
+            % {"email": invitation.email}
+        )
+    if not invitation_verified(invitation, user):
+        raise InvitationUnconfirmed(
+            _("Confirm your email address to join: we send a link to %(email)s.")
             % {"email": invitation.email}
         )
     membership, _created = Membership.objects.get_or_create(

@@ -252,6 +252,10 @@ def team_invitation(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "POST":
         try:
             membership = services.invitation_accept(invitation=invitation, user=request.user)
+        except services.InvitationUnconfirmed:
+            services.invitation_send_confirmation(request, invitation, request.user)
+            context["confirmation_sent"] = True
+            return render(request, "teams/invitation.html", context)
         except services.TeamRuleError as refusal:
             context["error"] = str(refusal)
             return render(request, "teams/invitation.html", context, status=400)
@@ -262,6 +266,8 @@ def team_invitation(request: HttpRequest, token: str) -> HttpResponse:
             "This invitation was sent to %(email)s, but you are signed in as %(current)s. "
             "Log out and sign in with the invited address, or ask for an invitation to yours."
         ) % {"email": invitation.email, "current": request.user.email}
+    elif invitation.accepted_at is None:
+        context["needs_confirmation"] = not services.invitation_verified(invitation, request.user)
     context["already_member"] = Membership.objects.filter(
         team=invitation.team, user_id=request.user.pk
     ).exists()

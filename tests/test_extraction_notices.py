@@ -99,3 +99,18 @@ def test_the_settings_page_shows_the_notice_with_its_undo(alice: Any) -> None:
     page = client_for(alice).get("/settings/memories").content.decode()
     assert "Memory updated" in page and "Prefers Vue for the frontend" in page
     assert f"/notices/extraction/{run_batch(run.pk)}/undo" in page
+
+
+def test_a_removed_member_cannot_undo_an_extraction_in_the_project(bob: Any, project: Any) -> None:
+    """Undo changes project memories, so it re-checks the current membership."""
+    conversation = conversation_with(
+        bob, ("user", "We use pytest for tests in this project"), project=project
+    )
+    run = execute_run(extraction_request(conversation=conversation, trigger="manual").pk)
+    memory = Memory.objects.in_effect().get()
+    assert memory.project_id == project.pk
+    client = client_for(bob)
+    project.team.memberships.filter(user=bob).delete()
+    response = client.post(f"/notices/extraction/{run_batch(run.pk)}/undo")
+    assert response.status_code == 404
+    assert Memory.objects.in_effect().get() == memory

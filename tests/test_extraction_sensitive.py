@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from conversations.extraction.sensitive import (
+from memories.sensitive import (
     contains_sensitive,
     luhn_valid,
     redact,
@@ -43,7 +43,7 @@ def test_sensitive_data_is_found(text: str, kind: str) -> None:
     assert kind in sensitive_kinds(text)
     redacted, count = redact(text)
     assert count >= 1
-    assert "[redacted]" in redacted
+    assert "[redacted" in redacted
 
 
 @pytest.mark.parametrize("text", NOT_SECRETS)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
+from unittest import mock
 
 import pytest
 from django.test import Client
@@ -8,11 +10,13 @@ from django.utils import timezone
 
 from memories.jobs import heartbeat
 from memories.models import WorkerHeartbeat
+from tests.conftest import client_for, make_user
+from tests.recall_helpers import ApiClient
 
 
 @pytest.mark.django_db
 def test_unhealthy_until_a_worker_has_beaten() -> None:
-    response = Client().get("/healthz")
+    response = client_for(make_user("ops@example.com", is_staff=True)).get("/healthz")
     assert response.status_code == 503
     body = response.json()
     assert body["database"]["ok"] and body["pgvector"]["ok"]
@@ -35,3 +39,45 @@ def test_migrate_created_the_heartbeat_schedule() -> None:
 
     schedule = Schedule.objects.get(name="worker heartbeat")
     assert schedule.func == "memories.jobs.heartbeat"
+
+
+PG_ERROR = 'connection to server on socket "/srv/app/var/pg/.s.PGSQL.5432" failed: No such file'
+
+
+def _database_down() -> Any:
+    from django.db import OperationalError, connection
+
+    return mock.patch.object(connection, "cursor", side_effect=OperationalError(PG_ERROR))
+
+
+@pytest.mark.django_db
+def test_anonymous_callers_see_states_without_details() -> None:
+    with _database_down():
+        response = Client().get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert "/srv/app" not in response.content.decode()
+    assert body["status"] == "unhealthy"
+    assert body["database"] == {"ok": False}
+    assert set(body) == {"status", "database", "pgvector", "worker", "embeddings"}
+    assert all(set(check) <= {"ok", "code"} for name, check in body.items() if name != "status")
+
+
+@pytest.mark.django_db
+def test_staff_see_the_details() -> None:
+    staff = make_user("ops@example.com", is_staff=True)
+    response = client_for(staff).get("/healthz")
+    assert response.json()["worker"]["error"] == "no worker has run yet"
+    assert "version" in response.json()["pgvector"]
+
+
+@pytest.mark.django_db
+def test_the_api_answers_503_with_retry_after_when_the_database_is_down(alice: Any) -> None:
+    api = ApiClient(alice)
+    with _database_down():
+        response = api.get("/memories")
+    assert response.status_code == 503
+    assert response["Retry-After"]
+    error = response.json()["error"]
+    assert error["code"] == "SERVICE_UNAVAILABLE"
+    assert "/srv/app" not in response.content.decode()

@@ -30,6 +30,23 @@ def invite(owner: Any, team: Team, email: str, role: str, capture: Any) -> str:
     return match[1]
 
 
+def confirmation_link(email: str) -> str:
+    """The newest email-confirmation link mailed to ``email``."""
+    for message in reversed(mail.outbox):
+        match = re.search(r"http://testserver(/accounts/confirm-email/\S+/)", str(message.body))
+        if message.to == [email] and match:
+            return match[1]
+    raise AssertionError(f"no confirmation link sent to {email}")
+
+
+def verified_user(email: str) -> Any:
+    from allauth.account.models import EmailAddress
+
+    user = make_user(email)
+    EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
+    return user
+
+
 def test_invited_user_accepts_while_signed_in(
     alice: Any, team: Team, django_capture_on_commit_callbacks: Any
 ) -> None:
@@ -39,7 +56,7 @@ def test_invited_user_accepts_while_signed_in(
         in client_for(alice).get(reverse("team-detail", args=[team.slug])).content.decode()
     )
 
-    dora = make_user("dora@example.com")
+    dora = verified_user("dora@example.com")
     client = client_for(dora)
     assert (
         f'href="{link}">Join {team.name} as viewer'
@@ -77,6 +94,9 @@ def test_logged_out_visitor_signs_up_then_accepts(
     )
     assert response.status_code == 302
     assert response["Location"] == link
+    assert client.post(link).status_code == 200
+    assert not Membership.objects.filter(team=team, user__email="erin@example.com").exists()
+    assert client.post(confirmation_link("erin@example.com"))["Location"] == link
     client.post(link)
     assert Membership.objects.get(team=team, user__email="erin@example.com").role == Role.MEMBER
 
@@ -85,7 +105,7 @@ def test_logged_out_visitor_logs_in_then_accepts(
     alice: Any, team: Team, django_capture_on_commit_callbacks: Any
 ) -> None:
     link = invite(alice, team, "fred@example.com", "admin", django_capture_on_commit_callbacks)
-    fred = make_user("fred@example.com")
+    fred = verified_user("fred@example.com")
     client = Client()
     response = client.post(
         reverse("account_login"),
@@ -163,3 +183,39 @@ def test_an_admin_cannot_invite_an_owner(team: Team) -> None:
     )
     assert response.status_code == 400
     assert not Invitation.objects.exists()
+
+
+def test_a_stranger_who_signs_up_with_the_invited_address_must_confirm_it_first(
+    alice: Any, team: Team, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Signing up needs no verification (ACCOUNT_EMAIL_VERIFICATION=optional), so an
+    unverified address proves nothing: joining waits for the emailed confirmation."""
+    from allauth.account.models import EmailAddress
+
+    link = invite(alice, team, "kim@example.com", "member", django_capture_on_commit_callbacks)
+    stranger = Client()
+    stranger.post(
+        reverse("account_signup"),
+        {
+            "email": "kim@example.com",
+            "password1": "a-long-Pass-phrase-42",
+            "password2": "a-long-Pass-phrase-42",
+        },
+    )
+    assert not EmailAddress.objects.get(email="kim@example.com").verified
+    assert link in stranger.get(reverse("team-list")).content.decode()
+    page = stranger.get(link).content.decode()
+    assert "Confirm your email address to join" in page
+    response = stranger.post(link)
+    assert response.status_code == 200
+    assert "We sent a confirmation link to kim@example.com" in response.content.decode()
+    assert not Membership.objects.filter(team=team, user__email="kim@example.com").exists()
+    assert Invitation.objects.get().accepted_at is None
+
+    # Only whoever reads kim's mail can confirm; the confirmation leads back to the invitation.
+    confirmed = stranger.post(confirmation_link("kim@example.com"))
+    assert confirmed.status_code == 302 and confirmed["Location"] == link
+    assert EmailAddress.objects.get(email="kim@example.com").verified
+    response = stranger.post(link)
+    assert response["Location"] == reverse("team-detail", args=[team.slug])
+    assert Membership.objects.get(team=team, user__email="kim@example.com").role == Role.MEMBER

@@ -21,9 +21,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage
-from conversations.extraction.sensitive import redact
 from conversations.extraction.topics import find_topic
 from memories.models import KIND_ALIASES, Kind
+from memories.sensitive import redact
 
 SYSTEM_PROMPT = """You extract long-term memories from a conversation between a user and an AI assistant.
 

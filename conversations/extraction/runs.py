@@ -38,7 +38,6 @@ from django.utils import timezone
 from accounts.models import MemorySettings
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
 from conversations.extraction.reconcile import Reconciler
-from conversations.extraction.sensitive import REDACTED, contains_sensitive, redact
 from conversations.models import (
     Conversation,
     ExtractionRun,
@@ -47,6 +46,7 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
+from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from teams.models import Project
 
