@@ -37,6 +37,7 @@ from memories.embeddings import (
 from memories.jobs import ensure_embeddings
 from memories.models import Memory
 from recall.injection import PreviewRequest, injection_preview
+from tests.conftest import make_user
 from tests.recall_helpers import remember
 
 TINY_DIMENSIONS = 8
@@ -130,7 +131,12 @@ def test_auto_falls_back_to_the_hash_embeddings_and_says_why(alice, tmp_path, wh
         assert isinstance(provider, FallbackEmbedding) and provider.dimensions == 384
         assert provider.embed(["tea"]) == LocalHashEmbedding(384).embed(["tea"])
 
-        health = Client().get("/healthz").json()["embeddings"]
+        # Anonymous callers (load balancers) see the state; staff see why.
+        anonymous = Client().get("/healthz").json()["embeddings"]
+        assert anonymous["ok"] is True and "fallback_reason" not in anonymous
+        staff = Client()
+        staff.force_login(make_user("ops@example.com", is_staff=True))
+        health = staff.get("/healthz").json()["embeddings"]
         assert health["ok"] is True
         assert health["provider"] == "auto" and health["in_use"] == "local"
         assert str(path) in health["fallback_reason"]
