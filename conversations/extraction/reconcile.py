@@ -83,13 +83,19 @@ _CANDIDATE_ROWS = (
     f"{state_sql('alive', 'm')} AND {{pool}}"
     f" AND ({state_sql('rejected', 'm')} OR {state_sql('current', 'm')})"
 )
+# Each candidate's tsquery is parsed once (MATERIALIZED): written inside the lateral
+# subquery, to_tsquery ran again for every row of the pool a plan filtered by owner read.
 _WORDS_AND_SUBJECTS_SQL = f"""
-SELECT c.i, found.* FROM unnest(%(queries)s::text[], %(kinds)s::text[], %(subjects)s::text[])
-    WITH ORDINALITY AS c(query, kind, subject, i)
+WITH c AS MATERIALIZED (
+    SELECT i, kind, subject,
+           CASE WHEN query <> '' THEN to_tsquery('{SEARCH_CONFIG}', query) END AS tsquery
+    FROM unnest(%(queries)s::text[], %(kinds)s::text[], %(subjects)s::text[])
+        WITH ORDINALITY AS c(query, kind, subject, i)
+)
+SELECT c.i, found.* FROM c
 CROSS JOIN LATERAL (
     (SELECT {_COLUMNS} FROM {_MEMORY} m
-     WHERE {_CANDIDATE_ROWS} AND c.query <> ''
-       AND m.search_vector @@ to_tsquery('{SEARCH_CONFIG}', c.query)
+     WHERE {_CANDIDATE_ROWS} AND c.tsquery IS NOT NULL AND m.search_vector @@ c.tsquery
      LIMIT {_TEXT_MATCH_LIMIT})
     UNION
     (SELECT {_COLUMNS} FROM {_MEMORY} m
