@@ -21,7 +21,7 @@ from memories.models import Memory
 
 @dataclass(frozen=True)
 class MemoryDate:
-    iso: str  # For <time datetime>.
+    iso: str  # YYYY-MM-DD, for scripts and tests.
     label: str  # "7 May 2023"
     title: str  # What the day is: when it happened, or since when it holds.
 
