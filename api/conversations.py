@@ -319,12 +319,17 @@ def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id, lock=True)
         previous = conversation.extraction_runs.filter(trigger=ExtractionTrigger.END).first()
+        # A run not started yet reads every unread message (with follow-ups): the end joins
+        # it instead of queueing a second job that would find nothing left.
+        waiting = conversation.extraction_runs.filter(status=RunStatus.QUEUED, summary="").first()
         if conversation.ended_at is not None and previous is not None:
             run = previous
         else:
             conversation.ended_at = conversation.ended_at or timezone.now()
             conversation.save(update_fields=["ended_at", "updated_at"])
-            run = extraction_request(conversation=conversation, trigger=ExtractionTrigger.END)
+            run = waiting or extraction_request(
+                conversation=conversation, trigger=ExtractionTrigger.END
+            )
     return _queued(run)
 
 

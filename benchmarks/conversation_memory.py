@@ -9,8 +9,11 @@ offline settings (rules extractor, local embeddings, jobs run inline):
 
 1. One user (memory on, review off) and an API token; every session's turns go
    through the conversations API one message per request, as a chat client
-   sends them (speaker_a is the "user", speaker_b the "assistant"; ``sent_at``
-   from the session's date; the turn's dia_id as ``external_id``), and the
+   sends them, with the conversation's participants: speaker_a is the
+   account's user; speaker_b the assistant when named "Assistant"/"助手",
+   otherwise a second human (role ``user``, each of their messages naming
+   them as ``speaker``); ``sent_at`` from the session's date; the turn's
+   dia_id as ``external_id``), and the
    conversation is ended after its last session. Extraction runs in the real
    jobs, triggered by the API.
 2. Extraction figures: messages sent, memories kept (active + pending),
@@ -60,6 +63,8 @@ SAMPLE_SEED = 20250301
 TURN_SPACING = timedelta(seconds=30)
 BM25_K1 = 1.2
 BM25_B = 0.75
+# speaker_b names of the files' assistants; any other speaker_b is a second human.
+ASSISTANT_NAMES = frozenset({"Assistant", "助手"})
 RUN_TALLY = ("candidates", "created", "merged", "superseded", "skipped", "dropped_sensitive")
 
 
@@ -226,20 +231,27 @@ def conversation_payload(sample: Sample, capabilities: Capabilities) -> dict[str
     }
     if capabilities.participants:
         payload["participants"] = [
-            {"name": sample.speaker_a, "role": "user"},
-            {"name": sample.speaker_b, "role": "assistant"},
+            {"name": sample.speaker_a, "role": "user", "is_account_user": True},
+            {"name": sample.speaker_b, "role": speaker_b_role(sample), "is_account_user": False},
         ]
     return payload
 
 
+def speaker_b_role(sample: Sample) -> str:
+    """The assistant's, when speaker_b is one; a second human's (``user``) otherwise."""
+    return "assistant" if sample.speaker_b in ASSISTANT_NAMES else "user"
+
+
 def message_payload(sample: Sample, turn: Turn, capabilities: Capabilities) -> dict[str, Any]:
+    """One turn: speaker_a's as the account's user, speaker_b's as the assistant or, when
+    they are a second human, as a ``user`` message naming them."""
     message: dict[str, Any] = {
         "external_id": turn.dia_id,
-        "role": "user" if turn.speaker == sample.speaker_a else "assistant",
+        "role": "user" if turn.speaker == sample.speaker_a else speaker_b_role(sample),
         "content": turn.text,
         "sent_at": turn.sent_at.isoformat(),
     }
-    if capabilities.message_name_field:
+    if capabilities.message_name_field and turn.speaker != sample.speaker_a:
         message[capabilities.message_name_field] = turn.speaker
     return message
 

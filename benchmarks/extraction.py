@@ -10,7 +10,16 @@
    a steady-state day: the markers of earlier fades spread over the last
    30 days, as daily passes leave them, and the pass of the next day.
 
+3. With ``--worker``: end to end through a real django-q2 worker. The dev
+   conversations (LoCoMo format, ``--copies`` times, each copy another
+   user's) are posted through the API in bulk (batches of up to 500
+   messages, then ``/end``), the jobs queued meanwhile are counted (about
+   one per conversation: runs coalesce), a real ``qcluster`` process is
+   started, and the time until every message is read gives messages per
+   second. Target: >= 300/s.
+
     python benchmarks/extraction.py [--scale 0.1] [--skip-forgetting]
+    python benchmarks/extraction.py --worker [--copies 4] [--workers 2] [--data FILE]
 
 Runs in a throw-away database (bench_memoryapp) on the same server.
 """
@@ -18,12 +27,17 @@ Runs in a throw-away database (bench_memoryapp) on the same server.
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from _setup import benchmark_database, percentiles, setup_django
+from _setup import BASE_DIR, benchmark_database, percentiles, setup_django
 
 if TYPE_CHECKING:
     from conversations.models import Conversation
@@ -167,6 +181,154 @@ def bench_extraction(scale: float, repeat: int) -> None:
     )
 
 
+DEV_DATA = Path("/work/shared/data/conversations_dev.json")
+BATCH = 500  # The API's largest batch of messages.
+
+
+def _database_url() -> str:
+    from urllib.parse import quote
+
+    from django.db import connection
+
+    connection.ensure_connection()
+    db = connection.settings_dict
+    host = quote(str(db["HOST"]), safe="")
+    return f"postgresql://{db['USER']}@{host}:{db['PORT']}/{db['NAME']}"
+
+
+def _post_backlog(path: Path, copies: int, prefix: str) -> tuple[int, list[int]]:
+    """Every conversation of the file, ``copies`` times over, through the API; the number of
+    messages and the conversations' ids."""
+    from conversation_memory import Api, Capabilities, conversation_payload, load_samples
+    from conversation_memory import message_payload as turn_payload
+
+    from accounts.models import MemorySettings
+    from tests.conftest import make_user
+
+    samples = load_samples(path)
+    capabilities = Capabilities(participants=True, message_name_field="speaker")
+    messages, conversations = 0, []
+    for copy in range(copies):
+        user = make_user(f"{prefix}-{copy}@example.com")
+        MemorySettings.objects.filter(user=user).update(
+            memory_enabled=True, review_extracted=False, auto_extract=True
+        )
+        api = Api(user)
+        for sample in samples:
+            conversation = api.post(
+                "/conversations", conversation_payload(sample, capabilities), expect=(201,)
+            )["id"]
+            conversations.append(conversation)
+            turns = [turn_payload(sample, turn, capabilities) for turn in sample.turns]
+            for start in range(0, len(turns), BATCH):
+                api.post(
+                    f"/conversations/{conversation}/messages",
+                    {"messages": turns[start : start + BATCH]},
+                )
+            api.post(f"/conversations/{conversation}/end", {}, expect=(202,))
+            messages += len(turns)
+    return messages, conversations
+
+
+def _start_worker(workers: int, log: Any) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": _database_url(),
+        "DB_CONN_MAX_AGE": "0",
+        "Q_SYNC": "false",
+        "Q_WORKERS": str(workers),
+        "LOG_LEVEL": "WARNING",
+    }
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"], cwd=BASE_DIR, env=env, stdout=log, stderr=log
+    )
+
+
+def _all_read(conversations: list[int]) -> bool:
+    from django.db.models import F, Max
+
+    from conversations.models import Conversation, ExtractionRun, RunStatus
+
+    if ExtractionRun.objects.filter(
+        conversation_id__in=conversations, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).exists():
+        return False
+    behind = (
+        Conversation.objects.filter(pk__in=conversations)
+        .annotate(last=Max("messages__position"))
+        .filter(extracted_through__lt=F("last"))
+    )
+    return not behind.exists()
+
+
+def bench_worker(path: Path, copies: int, workers: int, rounds: int) -> None:
+    """``rounds`` times: post a backlog, start a real worker, time it until every message is
+    read; the median."""
+    throughputs = [
+        _worker_round(path, copies, workers, f"round{number}") for number in range(1, rounds + 1)
+    ]
+    print(
+        f"  end to end: median {statistics.median(throughputs):,.0f} messages/s over {rounds} "
+        f"rounds ({', '.join(f'{t:,.0f}' for t in throughputs)}; target >= 300/s)"
+    )
+
+
+def _worker_round(
+    path: Path, copies: int, workers: int, prefix: str, timeout: float = 600
+) -> float:
+    """One backlog through one new worker; its messages per second."""
+    from django.conf import settings
+    from django.db.models import Count, Max, Min, Sum
+    from django.test import override_settings
+    from django_q.conf import Conf
+    from django_q.models import OrmQ
+
+    from conversations.models import ExtractionRun
+    from memories.models import Memory
+
+    Conf.SYNC = False  # Jobs go to the database broker, for the worker.
+    logging.getLogger("django-q").setLevel(logging.WARNING)
+    with override_settings(API_RATE_LIMIT=""):
+        started = time.perf_counter()
+        messages, conversations = _post_backlog(path, copies, prefix)
+        posted = time.perf_counter() - started
+    queued = OrmQ.objects.count()  # The previous round's worker emptied the queue.
+    print(
+        f"worker {prefix}: {messages} messages in {len(conversations)} conversations posted in "
+        f"{posted:.1f} s ({messages / posted:,.0f}/s); {queued} jobs queued; window "
+        f"{settings.EXTRACTION_WINDOW_MESSAGES} messages / {settings.EXTRACTION_WINDOW_TOKENS} "
+        f"tokens; {workers} worker processes"
+    )
+    log_path = BASE_DIR / "var" / "bench_worker.log"
+    log_path.parent.mkdir(exist_ok=True)
+    with log_path.open("wb") as log:
+        launched = time.perf_counter()
+        worker = _start_worker(workers, log)
+        try:
+            while not _all_read(conversations):
+                if worker.poll() is not None or time.perf_counter() - launched > timeout:
+                    raise SystemExit(f"worker stopped or timed out; see {log_path}")
+                time.sleep(0.05)
+            drained = time.perf_counter() - launched
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+    runs = ExtractionRun.objects.filter(conversation_id__in=conversations)
+    span = runs.aggregate(first=Min("started_at"), last=Max("finished_at"), runs=Count("id"))
+    tally = runs.aggregate(created=Sum("created"), merged=Sum("merged"))
+    working = (span["last"] - span["first"]).total_seconds()
+    print(
+        f"  {span['runs']} runs; created {tally['created']}, merged {tally['merged']}; "
+        f"memories {Memory.objects.filter(owner__email__startswith=prefix).count()}\n"
+        f"  end to end (posted backlog, worker start -> every message read): {drained:.2f} s, "
+        f"{messages / drained:,.0f} messages/s (target >= 300/s)\n"
+        f"  in the worker (first run started -> last finished): {working:.2f} s, "
+        f"{messages / working:,.0f} messages/s"
+    )
+    return messages / drained
+
+
 def bench_forgetting(scale: float) -> None:
     from datetime import timedelta
 
@@ -238,8 +400,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="rounds of extraction")
     parser.add_argument("--skip-forgetting", action="store_true")
     parser.add_argument("--skip-extraction", action="store_true")
+    parser.add_argument("--worker", action="store_true", help="only the real-worker measure")
+    parser.add_argument("--copies", type=int, default=4, help="--worker: copies of the file")
+    parser.add_argument("--workers", type=int, default=2, help="--worker: worker processes")
+    parser.add_argument("--rounds", type=int, default=3, help="--worker: backlogs measured")
+    parser.add_argument("--data", type=Path, default=DEV_DATA, help="--worker: LoCoMo file")
     args = parser.parse_args()
     setup_django()
+    if args.worker:
+        with benchmark_database("bench_extraction_worker"):
+            bench_worker(args.data, args.copies, args.workers, args.rounds)
+        return
     with benchmark_database():
         if not args.skip_extraction:
             bench_extraction(args.scale, args.repeat)

@@ -7,6 +7,7 @@ from typing import Any
 
 from conversations.models import Message
 from memories.models import Memory
+from memories.when import MemoryDate, memory_when
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class ReviewItem:
     memory: Memory
     quotes: list[Quote]
     supersedes: Memory | None
+    when: MemoryDate | None = None
 
 
 def _quote(message: Message | None, quote: str) -> Quote:
@@ -56,7 +58,14 @@ def review_items(memories: list[Memory]) -> list[ReviewItem]:
             text = str(evidence.get("quote") or "")
             sources: list[Message | None] = [messages[i] for i in _ids(evidence) if i in messages]
             quotes.extend(_quote(message, text) for message in sources or [None])
-        items.append(ReviewItem(memory, quotes, superseded.get(memory.metadata.get("supersedes"))))
+        items.append(
+            ReviewItem(
+                memory,
+                quotes,
+                superseded.get(memory.metadata.get("supersedes")),
+                memory_when(memory),
+            )
+        )
     return items
 
 

@@ -47,6 +47,7 @@ from memories.retrieval import (
     similar_memories,
 )
 from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
+from memories.when import MemoryDate, memory_when
 from teams.models import Project
 
 if TYPE_CHECKING:
@@ -250,6 +251,8 @@ class MemoryRow:
     created_iso: str
     created_title: str
     created_ago: str
+    # The day it is about (an event, or when it began to hold), when not the day it was stored.
+    when: MemoryDate | None
     used_label: SafeString
     importance_percent: int
     confidence_percent: int
@@ -361,6 +364,7 @@ class _RowMaker:
             created_iso=date_filter(created, "c"),
             created_title=date_filter(created, "DATETIME_FORMAT"),
             created_ago=naturaltime(memory.created_at),
+            when=memory_when(memory),
             used_label=_blocktranslated(
                 ngettext("used %(counter)s time", "used %(counter)s times", memory.access_count),
                 counter=memory.access_count,

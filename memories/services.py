@@ -847,7 +847,9 @@ class MemoryWrites:
                     _boost_confidence(memory, confidence_boost)
                 action = EventAction.MERGED
             elif step == "supersede":
-                new = current[detail.pk]
+                # A new memory superseded by an existing one (an older statement read late):
+                # the existing one is named by its id and valid_from, and is not changed.
+                new = current.get(detail.pk, detail)
                 if memory.superseded_by_id == new.pk and memory.valid_until == new.valid_from:
                     continue
                 memory.valid_until, memory.superseded_by_id = new.valid_from, new.pk

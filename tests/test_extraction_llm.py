@@ -4,6 +4,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, date, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -11,9 +12,9 @@ import pytest
 from django_q.models import Schedule
 
 from conversations.extraction import ExtractionFailed, WindowMessage
-from conversations.extraction.llm import LlmExtractor, parse_answer
+from conversations.extraction.llm import LlmExtractor, candidate_from_item, parse_answer
 from conversations.extraction.runs import execute_run, retry_schedule_name
-from conversations.models import ExtractionRun, RunStatus
+from conversations.models import Conversation, ExtractionRun, Message, RunStatus
 from memories.models import Memory
 from tests.extraction_helpers import conversation_with
 
@@ -187,3 +188,99 @@ def test_unreachable_endpoint() -> None:
     extractor = LlmExtractor(url="http://127.0.0.1:9/v1", model="m", timeout=0.5)
     with pytest.raises(ExtractionFailed, match="could not be reached"):
         extractor.extract(MESSAGES)
+
+
+def test_the_prompt_names_participants_and_dates_and_answers_become_dated_named_memories(
+    alice: Any, llm_server: FakeOpenAI
+) -> None:
+    conversation = Conversation.objects.create(
+        owner=alice,
+        external_id="weekend",
+        participants=[
+            {"name": "Mia", "role": "user", "is_account_user": True},
+            {"name": "Jon", "role": "user"},
+        ],
+    )
+    jon_said = datetime(2023, 5, 8, 10, tzinfo=UTC)
+    mia_said = datetime(2023, 5, 9, 18, tzinfo=UTC)
+    Message.objects.bulk_create(
+        [
+            Message(
+                conversation=conversation,
+                role="user",
+                speaker="Jon",
+                content="I went to a pottery class yesterday, it was great fun.",
+                external_id="1",
+                position=1,
+                sent_at=jon_said,
+            ),
+            Message(
+                conversation=conversation,
+                role="user",
+                content="I have been climbing for three years, mostly indoors.",
+                external_id="2",
+                position=2,
+                sent_at=mia_said,
+            ),
+        ]
+    )
+    llm_server.answer = json.dumps(
+        {
+            "memories": [
+                {
+                    "kind": "fact",
+                    "content": "Jon went to a pottery class on 7 May 2023",
+                    "person": "Jon",
+                    "event_date": "2023-05-07",
+                    "messages": [1],
+                },
+                {
+                    "kind": "fact",
+                    "content": "Has been climbing since 2020",
+                    "person": "Mia",
+                    "event_date": "2020",
+                    "messages": [2],
+                },
+                # A named subject the content leaves out is put in front of it.
+                {"kind": "fact", "content": "Enjoys pottery", "person": "Jon", "messages": [1]},
+            ]
+        }
+    )
+    run = ExtractionRun.objects.create(conversation=conversation, trigger="manual", extractor="llm")
+    assert execute_run(run.pk).status == RunStatus.SUCCEEDED
+
+    prompt = llm_server.requests[0]["body"]["messages"][1]["content"]
+    assert "Participants:\n- Jon (another person" in prompt
+    assert "- Mia (the account's user" in prompt
+    assert "[1] 2023-05-08 (Monday) Jon: I went to a pottery class yesterday" in prompt
+    assert "[2] 2023-05-09 (Tuesday) Mia: I have been climbing" in prompt
+    system = llm_server.requests[0]["body"]["messages"][0]["content"]
+    assert '"event_date"' in system and '"person"' in system
+
+    pottery = Memory.objects.get(content="Jon went to a pottery class on 7 May 2023")
+    assert pottery.metadata["speaker"] == "Jon"
+    assert pottery.metadata["event_date"] == "2023-05-07"
+    assert pottery.valid_from == jon_said
+    climbing = Memory.objects.get(content="Has been climbing since 2020")
+    assert "speaker" not in climbing.metadata  # Mia is the account's user.
+    assert climbing.metadata["event_date"] == "2020-01-01"
+    assert climbing.valid_from == mia_said
+    enjoys = Memory.objects.get(content="Jon: Enjoys pottery")
+    assert enjoys.metadata["speaker"] == "Jon" and "event_date" not in enjoys.metadata
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2023-05-07", date(2023, 5, 7)),
+        ("2023-05", date(2023, 5, 1)),
+        ("2023", date(2023, 1, 1)),
+        ("2023-02-30", None),
+        ("soon", None),
+        (None, None),
+    ],
+)
+def test_event_dates_are_read_leniently(value: Any, expected: date | None) -> None:
+    item = {"content": "Went to Lyon", "event_date": value, "messages": [1]}
+    candidate = candidate_from_item(item, MESSAGES)
+    assert candidate is not None and candidate.event_date == expected

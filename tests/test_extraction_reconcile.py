@@ -66,12 +66,12 @@ def test_chinese_near_duplicate_by_character_bigrams(alice: Any) -> None:
 def test_vector_near_duplicate_when_words_alone_do_not_match(alice: Any, settings: Any) -> None:
     settings.MEMORY_DUPLICATE_JACCARD = 1.01  # words never match: only vectors decide
     provider = get_provider()
-    existing = memory_create(owner=alice, content="Plans to learn Rust this year", kind="goal")
+    existing = memory_create(owner=alice, content="Plans to learn Rust", kind="goal")
     Memory.objects.filter(pk=existing.pk).update(
-        embedding=provider.embed(["Plans to learn Rust this year"])[0],
+        embedding=provider.embed(["Plans to learn Rust"])[0],
         embedding_model=provider.model_name,
     )
-    run = _extract(conversation_with(alice, ("user", "I plan to learn Rust this year")))
+    run = _extract(conversation_with(alice, ("user", "I plan to learn Rust")))
     assert run.merged == 1
     unrelated = _extract(conversation_with(alice, ("user", "I plan to visit Chengdu in May")))
     assert unrelated.created == 1
@@ -270,7 +270,7 @@ def test_without_vectors_new_memories_wait_for_the_embedding_job(
         raise RuntimeError("embedding service down")
 
     monkeypatch.setattr(get_provider(), "embed", unavailable)
-    run = _extract(conversation_with(alice, ("user", "I plan to learn Rust this year")))
+    run = _extract(conversation_with(alice, ("user", "I plan to learn Rust")))
     memory = Memory.objects.get()
     assert run.created == 1 and memory.embedding is None and memory.embedding_model == ""
     assert queued == [[memory.pk]]

@@ -83,7 +83,8 @@ def test_a_window_is_never_extracted_twice(alice: Any) -> None:
     assert (third.window_first, third.window_last, third.created) == (3, 3, 1)
 
 
-def test_a_backlog_is_read_in_order_one_window_per_run(alice: Any) -> None:
+def test_a_backlog_is_read_in_order_one_window_per_run(alice: Any, settings: Any) -> None:
+    settings.EXTRACTION_WINDOW_MESSAGES = 10
     turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 26)]
     conversation = conversation_with(alice, *turns)
     run = _run(conversation)

@@ -1,7 +1,12 @@
 """The LLM extractor: any OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, DeepSeek…).
 
 The window (with secrets redacted, since it leaves the server) goes out with
-a prompt that asks only for what the user said explicitly, as JSON. The
+a prompt that asks only for what was said explicitly, as JSON. The window
+text lists the participants and gives each message's date and speaker; the
+prompt asks for memories about anyone but the account's user to name them
+(``person``) and for relative times resolved to absolute dates against the
+message's date (``event_date``), which become the Candidate's ``speaker``
+and ``event_date``. The
 answer is read robustly: code fences, text around the JSON, and a truncated
 answer (every complete item is kept) are all fine. An answer with no JSON in
 it, an HTTP error or a timeout raises ExtractionFailed carrying what came
@@ -15,6 +20,7 @@ import re
 import socket
 import urllib.error
 import urllib.request
+from datetime import date
 from typing import Any
 
 from django.conf import settings
@@ -25,18 +31,30 @@ from conversations.extraction.topics import find_topic
 from memories.models import KIND_ALIASES, Kind
 from memories.sensitive import redact
 
-SYSTEM_PROMPT = """You extract long-term memories from a conversation between a user and an AI assistant.
+SYSTEM_PROMPT = """You extract long-term memories from a conversation. The participants are listed
+first: one is the account's user (the memories are theirs); others may be an AI assistant or other
+people. Each message is shown as [number] date (weekday) speaker: text.
 
-Keep only what the user stated explicitly and what will still be true and useful in later conversations:
-their preferences, facts about them or their project, decisions, lessons learned, goals.
-Do not infer, guess or generalise. Skip greetings, small talk, questions, hypotheticals,
+Keep only what a person stated explicitly and what will still be true and useful in later
+conversations: preferences, facts about them or their project, events, decisions, lessons learned,
+goals. Do not infer, guess or generalise. Skip greetings, small talk, questions, hypotheticals,
 and anything the assistant said that the user did not confirm.
 Never include passwords, API keys, tokens, card or ID numbers.
 
+One fact per item. A statement about the account's user reads without their name ("Prefers
+pytest", "Moved to Lyon on 3 March 2025"); a statement about anyone else names them as the
+subject ("Jon went to a pottery class on 7 May 2023") and gives their name as "person".
+Resolve relative times ("yesterday", "last Sunday", "next month", "上周六", "去年") to absolute
+dates against the date of the message that says them, write the absolute date in the content,
+and give the day as "event_date" (YYYY-MM-DD; the first day of the month or year when that is
+all that is known).
+
 Answer with JSON only, no prose:
 {"memories": [{"kind": "preference|fact|lesson|decision|pattern|goal|context",
-  "content": "one short, self-contained statement in the user's language",
-  "about": "user|project", "tags": ["short", "tags"], "confidence": 0.0-1.0,
+  "content": "one short, self-contained statement in the language of the conversation",
+  "about": "user|project", "person": "name, only when it is about someone other than the
+  account's user", "event_date": "YYYY-MM-DD, only when it says when something happened or will",
+  "tags": ["short", "tags"], "confidence": 0.0-1.0,
   "messages": [numbers of the messages it comes from],
   "quote": "the exact words of the message it comes from"}]}
 Answer {"memories": []} when nothing should be remembered."""
@@ -46,6 +64,9 @@ _NEGATION = re.compile(
     r"\b(?:not|never|don't|doesn't|avoid|avoids)\b|不要|不喜欢|别|避免", re.IGNORECASE
 )
 _ITEM_KEYS = ("memories", "candidates", "items", "results")
+_ISO_DAY = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
+# What an LLM may put as "person" when it means the account's user.
+_USER_WORDS = frozenset({"user", "the user", "me", "i", "用户", "我"})
 
 
 def _decode_first(text: str) -> Any:
@@ -117,6 +138,28 @@ def _subject(kind: str, about_project: bool, content: str) -> tuple[str, str]:
     return f"{family}:{topic[0]}", value
 
 
+def _event_date(value: Any) -> date | None:
+    """``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY`` (the first day of the month or year)."""
+    text = str(value or "").strip()
+    match = _ISO_DAY.match(text)
+    if match is None:
+        return None
+    year, month, day = match.group(1), match.group(2) or "1", match.group(3) or "1"
+    try:
+        return date(int(year), int(month), int(day))
+    except ValueError:
+        return None
+
+
+def _person(item: dict[str, Any], messages: list[WindowMessage]) -> str:
+    """Who the item is about when that is not the account's user; "" when it is."""
+    person = str(item.get("person") or item.get("speaker") or "").strip()[:100]
+    account_users = {m.speaker.casefold() for m in messages if m.is_account_user and m.speaker}
+    if not person or person.casefold() in account_users or person.casefold() in _USER_WORDS:
+        return ""
+    return person
+
+
 def candidate_from_item(item: dict[str, Any], messages: list[WindowMessage]) -> Candidate | None:
     content = str(item.get("content") or "").strip()
     if not content:
@@ -143,8 +186,15 @@ def candidate_from_item(item: dict[str, Any], messages: list[WindowMessage]) -> 
     except (TypeError, ValueError):
         confidence = settings.MEMORY_DEFAULT_CONFIDENCE
     tags = [str(tag) for tag in item.get("tags") or [] if isinstance(tag, str | int)]
-    about_project = str(item.get("about") or "").lower() == "project"
+    person = _person(item, messages)
+    about_project = str(item.get("about") or "").lower() == "project" and not person
     subject, value = _subject(kind, about_project, content)
+    if person:
+        if subject:
+            # Someone else's preference is not the user's: it supersedes only theirs.
+            subject = f"person:{person.casefold()}:{subject.removeprefix('user:')}"
+        if person.casefold() not in content.casefold():
+            content = f"{person}: {content}"
     return Candidate(
         kind=kind,
         content=content[:300],
@@ -155,7 +205,35 @@ def candidate_from_item(item: dict[str, Any], messages: list[WindowMessage]) -> 
         subject=subject,
         value=value,
         about_project=about_project,
+        event_date=_event_date(item.get("event_date")),
+        speaker=person,
     )
+
+
+def participants_text(messages: list[WindowMessage]) -> str:
+    """Who speaks in the window: the account's user, other people, the assistant."""
+    lines = ["Participants:"]
+    seen: set[str] = set()
+    for message in messages:
+        name = message.speaker or message.role
+        if name in seen:
+            continue
+        seen.add(name)
+        if message.is_account_user:
+            who = "the account's user: memories are about them unless they name someone else"
+        elif message.role == "user":
+            who = "another person: name them in memories about them"
+        else:
+            who = f"the {message.role}"
+        lines.append(f"- {name} ({who})")
+    return "\n".join(lines)
+
+
+def message_line(message: WindowMessage) -> str:
+    """``[3] 2025-03-04 (Tuesday) Mia: text``, secrets redacted."""
+    when = message.sent_at.strftime("%Y-%m-%d (%A) ") if message.sent_at is not None else ""
+    name = message.speaker or message.role
+    return f"[{message.position}] {when}{name}: {redact(message.content)[0]}"
 
 
 class LlmExtractor:
@@ -181,7 +259,8 @@ class LlmExtractor:
         )
 
     def _prompt(self, messages: list[WindowMessage], summary: str) -> str:
-        lines = [f"[{m.position}] {m.role}: {redact(m.content)[0]}" for m in messages]
+        lines = [participants_text(messages), "", "Messages:"] if messages else []
+        lines.extend(message_line(m) for m in messages)
         if summary:
             lines.append("\nCompaction summary of the session:\n" + redact(summary)[0])
         return "\n".join(lines)

@@ -9,9 +9,17 @@ same project:
   cosine ≥ MEMORY_DUPLICATE_COSINE between embeddings, or the same subject
   and value) → that memory gains confidence and the new evidence;
 - a memory of the same kind says something else about the same subject →
-  a new memory supersedes it (at once when the new one is active; when
-  it awaits review, on acceptance);
+  the later of the two (by ``valid_from``: when its message was sent)
+  supersedes the earlier: a new memory from a later message supersedes the
+  current one (at once when the new one is active; when it awaits review,
+  on acceptance), and one from an earlier message that arrives afterwards
+  is kept as history, superseded by the current one at once;
 - otherwise → a new memory, pending when the owner wants review.
+
+A new memory is valid from its source message's ``sent_at`` (the latest of
+its evidence messages; now for a summary item), keeps the day the statement
+is about in ``metadata["event_date"]`` and, when the statement is about
+someone other than the account's user, their name in ``metadata["speaker"]``.
 
 Callers run this inside one transaction with the run, so a run's changes
 are all there or none are.
@@ -36,6 +44,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 from pgvector.django import VectorField
 
 from conversations.extraction import Candidate
@@ -62,7 +71,8 @@ HNSW_EF_SEARCH = 64
 
 _MEMORY = Memory._meta.db_table
 _COLUMNS = (
-    "m.id, m.content, m.kind, m.status, m.metadata->>'subject', m.metadata->>'value', m.created_at"
+    "m.id, m.content, m.kind, m.status, m.metadata->>'subject', m.metadata->>'value',"
+    " m.created_at, m.valid_from"
 )
 _POOLS = {
     Scope.USER: "m.scope = 'user' AND m.owner_id = %(pool)s",
@@ -73,13 +83,19 @@ _CANDIDATE_ROWS = (
     f"{state_sql('alive', 'm')} AND {{pool}}"
     f" AND ({state_sql('rejected', 'm')} OR {state_sql('current', 'm')})"
 )
+# Each candidate's tsquery is parsed once (MATERIALIZED): written inside the lateral
+# subquery, to_tsquery ran again for every row of the pool a plan filtered by owner read.
 _WORDS_AND_SUBJECTS_SQL = f"""
-SELECT c.i, found.* FROM unnest(%(queries)s::text[], %(kinds)s::text[], %(subjects)s::text[])
-    WITH ORDINALITY AS c(query, kind, subject, i)
+WITH c AS MATERIALIZED (
+    SELECT i, kind, subject,
+           CASE WHEN query <> '' THEN to_tsquery('{SEARCH_CONFIG}', query) END AS tsquery
+    FROM unnest(%(queries)s::text[], %(kinds)s::text[], %(subjects)s::text[])
+        WITH ORDINALITY AS c(query, kind, subject, i)
+)
+SELECT c.i, found.* FROM c
 CROSS JOIN LATERAL (
     (SELECT {_COLUMNS} FROM {_MEMORY} m
-     WHERE {_CANDIDATE_ROWS} AND c.query <> ''
-       AND m.search_vector @@ to_tsquery('{SEARCH_CONFIG}', c.query)
+     WHERE {_CANDIDATE_ROWS} AND c.tsquery IS NOT NULL AND m.search_vector @@ c.tsquery
      LIMIT {_TEXT_MATCH_LIMIT})
     UNION
     (SELECT {_COLUMNS} FROM {_MEMORY} m
@@ -138,6 +154,7 @@ class Known:
     subject: str
     value: str
     created_at: datetime
+    valid_from: datetime
     existing_id: int | None = None
     created: Memory | None = None
     superseded: bool = False
@@ -148,13 +165,25 @@ class Known:
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Known:
-        pk, content, kind, status, subject, value, created_at = row[:7]
-        return cls(content, kind, status, subject or "", value or "", created_at, existing_id=pk)
+        pk, content, kind, status, subject, value, created_at, valid_from = row[:8]
+        return cls(
+            content,
+            kind,
+            status,
+            subject or "",
+            value or "",
+            created_at,
+            valid_from,
+            existing_id=pk,
+        )
 
     @property
     def memory(self) -> Memory:
-        """The memory writes name: the new one itself, or an existing one by its id."""
-        return self.created if self.created is not None else Memory(pk=self.existing_id)
+        """The memory writes name: the new one itself, or an existing one by its id (and
+        valid_from, which superseding another by it needs)."""
+        if self.created is not None:
+            return self.created
+        return Memory(pk=self.existing_id, valid_from=self.valid_from)
 
     @property
     def current(self) -> bool:
@@ -199,8 +228,18 @@ def _prefilter_query(candidate_terms: frozenset[str], threshold: float) -> str:
 class Reconciler:
     """Reconciles one run's candidates for one conversation."""
 
-    def __init__(self, *, conversation: Conversation, run_id: int, batch: uuid.UUID, review: bool):
+    def __init__(
+        self,
+        *,
+        conversation: Conversation,
+        run_id: int,
+        batch: uuid.UUID,
+        review: bool,
+        sent_at: dict[int, datetime] | None = None,
+    ):
         self.conversation = conversation
+        # When each window message was sent, by id: what a memory is valid from.
+        self.sent_at = sent_at or {}
         self.owner = conversation.owner
         self.run_id = run_id
         self.batch = batch
@@ -362,7 +401,15 @@ class Reconciler:
             and known.subject == candidate.subject
             and known.value != candidate.value
         ]
-        return max(found, key=lambda known: known.created_at, default=None)
+        return max(found, key=lambda known: (known.valid_from, known.created_at), default=None)
+
+    def _valid_from(self, candidate: Candidate) -> datetime:
+        """When its latest source message was sent; now for a statement without one (and
+        for a message dated in the future by a client's clock: recall injects only what is
+        valid now)."""
+        now = timezone.now()
+        sent = [self.sent_at[i] for i in candidate.message_ids if i in self.sent_at]
+        return min(max(sent), now) if sent else now
 
     def _reconcile_one(
         self, candidate: Candidate, lookup: Lookup, vector: list[float] | None
@@ -384,6 +431,13 @@ class Reconciler:
         metadata: dict[str, Any] = {"run": self.run_id}
         if candidate.subject:
             metadata.update(subject=candidate.subject, value=candidate.value)
+        if candidate.event_date is not None:
+            metadata["event_date"] = candidate.event_date.isoformat()
+        if candidate.speaker:
+            metadata["speaker"] = candidate.speaker
+        valid_from = self._valid_from(candidate)
+        # The later statement supersedes the earlier one, whichever arrived first.
+        newer_exists = contradicted is not None and contradicted.valid_from > valid_from
         memory = new_memory(
             owner=self.owner,
             content=candidate.content,
@@ -397,11 +451,14 @@ class Reconciler:
             status=self.status,
             evidence=[evidence],
             metadata=metadata,
+            valid_from=valid_from,
         )
         if vector is not None and memory.content == candidate.content:
             # Embedded already for the lookup: no embedding job needed.
             memory.embedding, memory.embedding_model = vector, get_provider().model_name
-        self.writes.create(memory, supersedes=contradicted.memory if contradicted else None)
+        self.writes.create(
+            memory, supersedes=contradicted.memory if contradicted and not newer_exists else None
+        )
         created = Known(
             memory.content,
             memory.kind,
@@ -409,11 +466,19 @@ class Reconciler:
             candidate.subject,
             candidate.value,
             memory.created_at,
+            memory.valid_from,
             created=memory,
         )
         self._created[scope].append(created)
         self.tally.created += 1
-        if contradicted is not None and self.status == Status.ACTIVE:
+        if contradicted is not None and newer_exists:
+            if contradicted.status != Status.ACTIVE:
+                return  # Neither supersedes the other until the later one is accepted.
+            # An earlier message's statement, read after a later one: history, not news.
+            self.writes.supersede(old=memory, new=contradicted.memory)
+            created.superseded = True
+            self.tally.superseded += 1
+        elif contradicted is not None and self.status == Status.ACTIVE:
             self.writes.supersede(old=contradicted.memory, new=memory)
             contradicted.superseded = True
             self.tally.superseded += 1

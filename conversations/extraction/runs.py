@@ -26,8 +26,8 @@ import re
 import time
 import uuid
 from dataclasses import replace
-from datetime import timedelta
-from typing import TYPE_CHECKING, TypeVar
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -181,20 +181,39 @@ def _follow_up(run: ExtractionRun) -> int | None:
     that no other queued or running run will read."""
     if run.status not in FINISHED or run.window_last is None or run.skip_reason == SKIP_AUTO_OFF:
         return None
-    with transaction.atomic():
+    with transaction.atomic(), connection.cursor() as cursor:
         # The lock ingestion takes: a batch stored before this sees ``run`` finished and asks
-        # for its own run; one stored after this is seen here.
-        conversation = Conversation.objects.select_for_update().get(pk=run.conversation_id)
-        if not conversation.messages.filter(position__gt=conversation.extracted_through).exists():
+        # for its own run; one stored after this is seen here (by the next statement, whose
+        # snapshot is taken after the lock).
+        cursor.execute(_LOCK_CONVERSATION_ROW_SQL, [run.conversation_id])
+        # Unread messages that no queued or running run will read (that one goes through them).
+        cursor.execute(
+            _UNREAD_AND_NO_RUN_SQL,
+            {"conversation": run.conversation_id, "active": [RunStatus.QUEUED, RunStatus.RUNNING]},
+        )
+        if not cursor.fetchone()[0]:
             return None
-        if conversation.extraction_runs.filter(
-            status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-        ).exists():
-            return None  # That run goes through the rest.
         follow_up = ExtractionRun.objects.create(
-            conversation=conversation, trigger=run.trigger, extractor=run.extractor
+            conversation_id=run.conversation_id, trigger=run.trigger, extractor=run.extractor
         )
     return follow_up.pk
+
+
+# Two statements, three round trips fewer than the ORM's: the lock's transaction commits
+# without waiting for its WAL, as a run's do (see _COMMIT_WITHOUT_WAITING).
+_LOCK_CONVERSATION_ROW_SQL = f"""
+SELECT 1, set_config('synchronous_commit', 'off', true) FROM {_CONVERSATION}
+WHERE id = %s FOR UPDATE
+"""
+_UNREAD_AND_NO_RUN_SQL = f"""
+SELECT EXISTS (
+    SELECT 1 FROM {Message._meta.db_table} m JOIN {_CONVERSATION} c ON c.id = m.conversation_id
+    WHERE c.id = %(conversation)s AND m.position > c.extracted_through
+) AND NOT EXISTS (
+    SELECT 1 FROM {ExtractionRun._meta.db_table}
+    WHERE conversation_id = %(conversation)s AND status = ANY(%(active)s)
+)
+"""
 
 
 def execute_window(run_id: int) -> ExtractionRun:
@@ -299,7 +318,7 @@ def _lock_conversation(conversation_id: int) -> None:
 # build than the same subquery as an expression.
 _UNREAD_MESSAGES_SQL = f"""
 SELECT json_agg(unread ORDER BY position) FROM (
-    SELECT id, position, role, content FROM {Message._meta.db_table}
+    SELECT id, position, role, content, speaker, sent_at FROM {Message._meta.db_table}
     WHERE conversation_id = {_CONVERSATION}.id AND position > {_CONVERSATION}.extracted_through
     ORDER BY position LIMIT %s
 ) unread
@@ -317,6 +336,18 @@ _CONVERSATION_FIELDS, _CONVERSATION_COLUMNS = _columns(Conversation, _CONVERSATI
 _OWNER_FIELDS, _OWNER_COLUMNS = _columns(get_user_model(), "u")
 _SETTINGS_FIELDS, _SETTINGS_COLUMNS = _columns(MemorySettings, "s")
 _PROJECT_FIELDS, _PROJECT_COLUMNS = _columns(Project, "p")
+# The fields whose values need converting from what the database driver returns.
+_READ: list[tuple[type[Model], list[Field]]] = [
+    (ExtractionRun, _RUN_FIELDS),
+    (Conversation, _CONVERSATION_FIELDS),
+    (get_user_model(), _OWNER_FIELDS),
+    (MemorySettings, _SETTINGS_FIELDS),
+    (Project, _PROJECT_FIELDS),
+]
+_CONVERTED: dict[type[Model], list[tuple[int, Any]]] = {
+    model: [(i, f) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
+    for model, fields in _READ
+}
 # The run with its conversation, the conversation's owner, their memory settings and
 # project, and the oldest messages not yet extracted: what select_related would read, in SQL
 # written once (building the ORM's five-table query took half the time of running it).
@@ -346,6 +377,9 @@ def _locked_run(run_id: int) -> ExtractionRun:
         columns = [next(values) for _field in fields]
         if columns[0] is None:  # A LEFT JOIN that found nothing.
             return None
+        for index, converted in _CONVERTED[model]:
+            # What the ORM's converters do (JSON columns arrive as text).
+            columns[index] = converted.from_db_value(columns[index], None, connection)
         return model.from_db(connection.alias, [f.attname for f in fields], columns)
 
     run = instance(ExtractionRun, _RUN_FIELDS)
@@ -363,9 +397,24 @@ def _locked_run(run_id: int) -> ExtractionRun:
 
 
 def _window(run: ExtractionRun) -> list[WindowMessage]:
-    """The oldest unextracted messages that fit the window, in order."""
+    """The oldest unextracted messages that fit the window, in order, each with who said it
+    (the conversation's participants decide) and when."""
     unread_messages = run.unread_messages  # type: ignore[attr-defined]  # read with the run
-    unread = [WindowMessage(**message) for message in unread_messages or []]
+    conversation = run.conversation
+    unread = []
+    for message in unread_messages or []:
+        speaker = conversation.speaker_of(message["role"], message["speaker"])
+        unread.append(
+            WindowMessage(
+                id=message["id"],
+                position=message["position"],
+                role=message["role"],
+                content=message["content"],
+                speaker=speaker.name,
+                is_account_user=speaker.is_account_user,
+                sent_at=datetime.fromisoformat(message["sent_at"]),
+            )
+        )
     window: list[WindowMessage] = []
     budget = settings.EXTRACTION_WINDOW_TOKENS
     for message in unread:
@@ -432,6 +481,7 @@ def _extract(run: ExtractionRun) -> int | None:
         run_id=run.pk,
         batch=run_batch(run.pk),
         review=memory_settings.review_extracted or settings.MEMORY_REVIEW_BY_DEFAULT,
+        sent_at={m.id: m.sent_at for m in window if m.sent_at is not None},
     )
     tally = reconciler.reconcile(kept)
     run.status = RunStatus.SUCCEEDED
