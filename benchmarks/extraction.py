@@ -235,7 +235,6 @@ def _start_worker(workers: int, log: Any) -> subprocess.Popen[bytes]:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": _database_url(),
-        "DB_CONN_MAX_AGE": "0",
         "Q_SYNC": "false",
         "Q_WORKERS": str(workers),
         "LOG_LEVEL": "WARNING",

@@ -42,6 +42,8 @@ SHARED_BUFFERS_SHARE = 4
 SHARED_BUFFERS_MIN_MB = 128
 SHARED_BUFFERS_MAX_MB = 8192
 _SIZE = re.compile(r"^\s*(\d+)\s*(MB|GB)\s*$", re.IGNORECASE)
+# Connections one process may hold at once (requests, side connections, the worker's tasks).
+DEFAULT_POOL_SIZE = 20
 # Where a container's memory limit is found (cgroup v2, then v1).
 CGROUP_MEMORY_LIMITS = (
     Path("/sys/fs/cgroup/memory.max"),
@@ -53,9 +55,9 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
     """Django's DATABASES["default"] for this environment."""
     url = environ.get("DATABASE_URL", "").strip()
     if url:
-        config = dj_database_url.parse(url, conn_max_age=int(environ.get("DB_CONN_MAX_AGE", "60")))
+        config = dj_database_url.parse(url)
         config["ENGINE"] = "django.db.backends.postgresql"
-        return dict(config)
+        return {**config, **connection_pool(environ)}
     pgdata = Path(environ.get("MEMORYAPP_PGDATA", "") or base_dir / "var" / "pgdata")
     return {
         "ENGINE": EMBEDDED_ENGINE,
@@ -64,12 +66,26 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
         # Filled in by the backend when it first connects (the server picks them).
         "HOST": "",
         "PORT": "",
-        "CONN_MAX_AGE": 60,
-        "CONN_HEALTH_CHECKS": True,
+        **connection_pool(environ),
         "EMBEDDED": {
             "PGDATA": str(pgdata.expanduser().resolve()),
             "SHARED_BUFFERS_MB": shared_buffers_mb(environ),
         },
+    }
+
+
+def connection_pool(environ: dict[str, str] | Any) -> dict[str, Any]:
+    """Connections come from a pool (psycopg_pool) and go back to it after each request.
+
+    Under ASGI Django runs each request's view in a thread of its own, so a connection kept
+    per thread (CONN_MAX_AGE) would be opened anew by every request and left open until the
+    thread's objects are collected; a pool reuses a few connections whatever the thread.
+    """
+    size = int(environ.get("DB_POOL_SIZE", "") or DEFAULT_POOL_SIZE)
+    return {
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": {"pool": {"min_size": 1, "max_size": size, "timeout": 10}},
     }
 
 

@@ -40,7 +40,6 @@ def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[bytes]]
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": _test_database_url(),
-        "DB_CONN_MAX_AGE": "0",
         "Q_SYNC": "false",
         "Q_WORKERS": "1",
     }
