@@ -58,12 +58,14 @@ urlpatterns = [
     path("settings/memories/bulk", memories.memory_bulk, name="memory-bulk"),
     path("settings/memories/clear", memories.memory_clear, name="memory-clear"),
     path("settings/memories/undo", memories.memory_undo, name="memory-undo"),
+    path("settings/memories/empty-trash", memories.memory_empty_trash, name="memory-empty-trash"),
     path("settings/memories/settings", memories.memory_settings, name="memory-settings"),
     path("settings/memories/<int:memory_id>/edit", memories.memory_edit, name="memory-edit"),
     path("settings/memories/<int:memory_id>/delete", memories.memory_delete, name="memory-delete"),
     path(
         "settings/memories/<int:memory_id>/restore", memories.memory_restore, name="memory-restore"
     ),
+    path("settings/memories/<int:memory_id>/purge", memories.memory_purge, name="memory-purge"),
     path("settings/memories/<int:memory_id>/pin", memories.memory_pin, name="memory-pin"),
     path("settings/memories/<int:memory_id>/review", memories.memory_review, name="memory-review"),
     path(

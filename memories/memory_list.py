@@ -260,6 +260,8 @@ class MemoryRow:
     evidence_url: str
     has_evidence: bool
     edit_url: str
+    # "Delete forever…": its confirmation, for a memory in the trash the user may change.
+    purge_url: str
     actions: list[RowAction]
 
 
@@ -297,6 +299,7 @@ class _RowMaker:
                 "memory-review",
                 "memory-delete",
                 "memory-restore",
+                "memory-purge",
             )
         }
         self.project_urls: dict[str, str] = {}
@@ -382,6 +385,7 @@ class _RowMaker:
             edit_url=(
                 url["memory-edit"](pk) if writable and state not in ("trash", "forgotten") else ""
             ),
+            purge_url=url["memory-purge"](pk) if writable and state == "trash" else "",
             actions=self.actions(memory, state) if writable else [],
         )
 
@@ -504,6 +508,11 @@ class MemoryListPage:
             )
         ]
         return {state: sum(group[state] for group in groups) for state in STATES}
+
+    @property
+    def trash_days(self) -> int:
+        """After how long the daily job deletes what is in the trash for good."""
+        return int(settings.MEMORY_TRASH_DAYS)
 
     @property
     def is_empty_everywhere(self) -> bool:

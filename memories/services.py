@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from django.db import connection, transaction
@@ -919,3 +919,81 @@ class MemoryWrites:
             cursor.execute(self._LOCK_SQL, [sorted(ids)])
             locked = [Memory.from_db(connection.alias, self._LOCKED_FIELDS, row) for row in cursor]
         return {memory.pk: memory for memory in locked}
+
+
+# Deleting for good -------------------------------------------------------------------
+
+# What a purged memory's text becomes where another memory's history quoted it.
+PURGED_TEXT = "[deleted]"
+
+
+@transaction.atomic
+def memories_purge(*, memories: Iterable[Memory]) -> int:
+    """Delete memories for good; the number deleted. Nothing of their content is left.
+
+    The rows go, and with them (by cascade) their history events, whose snapshots held
+    the content, their evidence quotes, search document and vector. Other memories that
+    named one as their successor lose the link (``superseded_by`` is SET NULL); any text of
+    it quoted in another memory's history is replaced by PURGED_TEXT; the admin's log of
+    changes to it goes; and apps that keep memory ids of their own are told
+    (``signals.memories_purged``: recall removes them from its access log). Not undoable.
+    """
+    from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    from memories.signals import memories_purged
+
+    ids = [memory.pk for memory in memories]
+    if not ids:
+        return 0
+    locked = list(
+        Memory.objects.select_for_update()
+        .filter(pk__in=ids)
+        .order_by("pk")
+        .values_list("pk", "content")
+    )
+    ids = [pk for pk, _content in locked]
+    if not ids:
+        return 0
+    _scrub_quotes(ids, [content for _pk, content in locked])
+    LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(Memory), object_id__in=[str(i) for i in ids]
+    ).delete()
+    Memory.objects.filter(pk__in=ids).delete()
+    memories_purged.send(sender=Memory, memory_ids=ids)
+    return len(ids)
+
+
+def _scrub_quotes(ids: list[int], contents: list[str]) -> None:
+    """Replace the purged ``contents`` in other memories' events (their before and after);
+    not in those of a memory that says the same itself (its own history)."""
+    with connection.cursor() as cursor:
+        for content in {text for text in contents if text}:
+            # The text as it appears inside a JSON string, as jsonb prints it.
+            quoted = json.dumps(content, ensure_ascii=False)[1:-1]
+            replacement = json.dumps(PURGED_TEXT)[1:-1]
+            for column in ("before", "after"):
+                cursor.execute(
+                    f"""UPDATE {MemoryEvent._meta.db_table}
+                        SET {column} = replace({column}::text, %s, %s)::jsonb
+                        WHERE NOT (memory_id = ANY(%s)) AND strpos({column}::text, %s) > 0
+                        AND memory_id NOT IN (SELECT id FROM {Memory._meta.db_table}
+                                              WHERE content = %s)""",
+                    [quoted, replacement, ids, quoted, content],
+                )
+
+
+def purge_old_trash(days: int, *, now: datetime | None = None, chunk: int = 1000) -> int:
+    """Purge what has been in the trash more than ``days`` days; the number purged."""
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    purged = 0
+    while True:
+        ids = list(
+            Memory.objects.in_trash()
+            .filter(deleted_at__lt=cutoff)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:chunk]
+        )
+        if not ids:
+            return purged
+        purged += memories_purge(memories=Memory.objects.filter(pk__in=ids).only("pk"))
