@@ -17,7 +17,7 @@ from django.utils import timezone
 from conversations.models import Conversation, Message
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 # A temporary conversation's messages are kept this long at most, whatever the retention.
 TEMPORARY_MESSAGES_KEPT = timedelta(hours=24)
@@ -30,9 +30,9 @@ def conversation_delete(conversation: Conversation) -> None:
 
 
 @transaction.atomic
-def conversations_delete_all(owner: AbstractBaseUser) -> int:
+def conversations_delete_all(owner: User) -> int:
     """Delete every conversation of ``owner``; the number deleted."""
-    deleted, by_model = Conversation.objects.filter(owner=owner).delete()
+    _deleted, by_model = Conversation.objects.filter(owner=owner).delete()
     return by_model.get(Conversation._meta.label, 0)
 
 

@@ -965,22 +965,39 @@ def memories_purge(*, memories: Iterable[Memory]) -> int:
 
 
 def _scrub_quotes(ids: list[int], contents: list[str]) -> None:
-    """Replace the purged ``contents`` in other memories' events (their before and after);
-    not in those of a memory that says the same itself (its own history)."""
+    """Replace the purged ``contents`` in the events (before and after) of the other memories
+    of the same owners and projects, the only ones that can have quoted them (a merge, a
+    supersede); not in those of a memory that says the same itself (its own history)."""
+    texts = sorted({text for text in contents if text})
+    if not texts:
+        return
+    # Each text as it appears inside a JSON string, as jsonb prints it.
+    quoted = [json.dumps(text, ensure_ascii=False)[1:-1] for text in texts]
+    patterns = [
+        "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        for text in quoted
+    ]
+    table, events = Memory._meta.db_table, MemoryEvent._meta.db_table
     with connection.cursor() as cursor:
-        for content in {text for text in contents if text}:
-            # The text as it appears inside a JSON string, as jsonb prints it.
-            quoted = json.dumps(content, ensure_ascii=False)[1:-1]
-            replacement = json.dumps(PURGED_TEXT)[1:-1]
-            for column in ("before", "after"):
-                cursor.execute(
-                    f"""UPDATE {MemoryEvent._meta.db_table}
-                        SET {column} = replace({column}::text, %s, %s)::jsonb
-                        WHERE NOT (memory_id = ANY(%s)) AND strpos({column}::text, %s) > 0
-                        AND memory_id NOT IN (SELECT id FROM {Memory._meta.db_table}
-                                              WHERE content = %s)""",
-                    [quoted, replacement, ids, quoted, content],
-                )
+        cursor.execute(
+            f"""SELECT e.id, e.before::text, e.after::text FROM {events} e
+                JOIN {table} m ON m.id = e.memory_id
+                WHERE NOT (m.id = ANY(%s)) AND NOT (m.content = ANY(%s))
+                AND (m.owner_id IN (SELECT owner_id FROM {table} WHERE id = ANY(%s))
+                     OR m.project_id IN (SELECT project_id FROM {table} WHERE id = ANY(%s)))
+                AND (e.before::text LIKE ANY(%s) OR e.after::text LIKE ANY(%s))""",
+            [ids, texts, ids, ids, patterns, patterns],
+        )
+        found = cursor.fetchall()
+        replacement = json.dumps(PURGED_TEXT)[1:-1]
+        for event_id, before, after in found:
+            for text in quoted:
+                before = before and before.replace(text, replacement)
+                after = after and after.replace(text, replacement)
+            cursor.execute(
+                f"UPDATE {events} SET before = %s::jsonb, after = %s::jsonb WHERE id = %s",
+                [before, after, event_id],
+            )
 
 
 def purge_old_trash(days: int, *, now: datetime | None = None, chunk: int = 1000) -> int:
@@ -997,3 +1014,26 @@ def purge_old_trash(days: int, *, now: datetime | None = None, chunk: int = 1000
         if not ids:
             return purged
         purged += memories_purge(memories=Memory.objects.filter(pk__in=ids).only("pk"))
+
+
+@transaction.atomic
+def project_memories_hand_over(*, owner: User) -> int:
+    """Before ``owner``'s account is erased: the project memories they created stay with
+    their projects, now owned by each team's owner (``teams.services.team_owner``), with
+    their evidence (quotes of the leaver's conversations) dropped; the number handed over.
+
+    Neither field is in a snapshot (see BOOKKEEPING_FIELDS' rule), so no event is recorded.
+    A project without an owner to take them (its team is being deleted) keeps them until
+    the team goes.
+    """
+    from teams.services import team_owner
+
+    handed = 0
+    for project in Project.objects.filter(memories__owner=owner).distinct():
+        successor = team_owner(project.team, excluding=owner)
+        if successor is None:
+            continue
+        handed += Memory.objects.filter(owner=owner, scope=Scope.PROJECT, project=project).update(
+            owner=successor, evidence=[], conversation=None
+        )
+    return handed
