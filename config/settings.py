@@ -204,6 +204,10 @@ MEMORY_UNUSED_DAYS = envint("MEMORY_UNUSED_DAYS", 30)
 MEMORY_UNUSED_CONFIDENCE_FACTOR = envfloat("MEMORY_UNUSED_CONFIDENCE_FACTOR", 0.9)
 MEMORY_CONFIDENCE_FLOOR = envfloat("MEMORY_CONFIDENCE_FLOOR", 0.1)
 MEMORY_FORGET_HOUR_UTC = envint("MEMORY_FORGET_HOUR_UTC", 3)
+# Deleting for good: memories in the trash this long are purged, and messages kept this long
+# (0: forever; a temporary conversation's for 24 hours at most), by the daily jobs.
+MEMORY_TRASH_DAYS = envint("MEMORY_TRASH_DAYS", 30)
+MEMORY_MESSAGE_RETENTION_DAYS = envint("MEMORY_MESSAGE_RETENTION_DAYS", 90)
 # Embeddings and recall (see memories/embeddings.py and memories/retrieval.py).
 MEMORY_EMBEDDING_BASE_URL = envstr("MEMORY_EMBEDDING_BASE_URL", "https://api.openai.com/v1")
 MEMORY_EMBEDDING_API_KEY = envstr("MEMORY_EMBEDDING_API_KEY", "")

@@ -6,12 +6,16 @@ from django.urls import include, path, re_path
 from api import api
 from config import health
 from config import views as pages
-from conversations.views import evidence, notices, review
+from conversations.views import conversations, evidence, notices, review
 from memories.views import activity, memories, memory_files
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
+    # My data: everything of mine as one archive, and erasing my account
+    path("settings/data", pages.my_data, name="my-data"),
+    path("settings/data/export", pages.my_data_export, name="my-data-export"),
+    path("settings/data/erase", pages.my_data_erase, name="my-data-erase"),
     # Accounts: allauth's sign-up, log-in, password reset; our settings pages.
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
@@ -52,18 +56,37 @@ urlpatterns = [
         "notices/extraction/<uuid:batch>/undo", notices.notice_undo, name="extraction-notice-undo"
     ),
     path("notices/extraction/dismiss", notices.notice_dismiss, name="extraction-notice-dismiss"),
+    # Conversations: what chat applications sent in, and deleting it
+    path("settings/conversations", conversations.conversation_list, name="conversation-list"),
+    path(
+        "settings/conversations/delete-all",
+        conversations.conversation_delete_all,
+        name="conversation-delete-all",
+    ),
+    path(
+        "settings/conversations/<int:conversation_id>",
+        conversations.conversation_detail,
+        name="conversation-detail",
+    ),
+    path(
+        "settings/conversations/<int:conversation_id>/delete",
+        conversations.conversation_delete,
+        name="conversation-delete",
+    ),
     # Memories: the settings page and its actions
     path("settings/memories", memories.memory_list, name="memory-list"),
     path("settings/memories/add", memories.memory_add, name="memory-add"),
     path("settings/memories/bulk", memories.memory_bulk, name="memory-bulk"),
     path("settings/memories/clear", memories.memory_clear, name="memory-clear"),
     path("settings/memories/undo", memories.memory_undo, name="memory-undo"),
+    path("settings/memories/empty-trash", memories.memory_empty_trash, name="memory-empty-trash"),
     path("settings/memories/settings", memories.memory_settings, name="memory-settings"),
     path("settings/memories/<int:memory_id>/edit", memories.memory_edit, name="memory-edit"),
     path("settings/memories/<int:memory_id>/delete", memories.memory_delete, name="memory-delete"),
     path(
         "settings/memories/<int:memory_id>/restore", memories.memory_restore, name="memory-restore"
     ),
+    path("settings/memories/<int:memory_id>/purge", memories.memory_purge, name="memory-purge"),
     path("settings/memories/<int:memory_id>/pin", memories.memory_pin, name="memory-pin"),
     path("settings/memories/<int:memory_id>/review", memories.memory_review, name="memory-review"),
     path(

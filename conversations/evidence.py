@@ -28,6 +28,8 @@ class SourceMessage:
 class Evidence:
     quote: str
     messages: list[SourceMessage]
+    # Its messages were deleted (with their conversation, or after the retention period).
+    source_deleted: bool = False
 
 
 def _message_ids(item: dict[str, Any]) -> list[int]:
@@ -44,10 +46,11 @@ def evidence_of(memory: Memory, viewer: AbstractBaseUser) -> list[Evidence]:
     """
     items = [item for item in memory.evidence if isinstance(item, dict)]
     wanted = {pk for item in items for pk in _message_ids(item)}
+    existing = Message.objects.filter(pk__in=wanted)
     messages = {
-        message.pk: message
-        for message in Message.objects.filter(pk__in=wanted, conversation__owner_id=viewer.pk)
+        message.pk: message for message in existing.filter(conversation__owner_id=viewer.pk)
     }
+    kept = set(existing.values_list("pk", flat=True))
     result = []
     for item in items:
         quote = str(item.get("quote") or "")
@@ -57,5 +60,6 @@ def evidence_of(memory: Memory, viewer: AbstractBaseUser) -> list[Evidence]:
             for pk in _message_ids(item)
             if (message := messages.get(pk)) is not None
         ]
-        result.append(Evidence(quote, sources))
+        ids = _message_ids(item)
+        result.append(Evidence(quote, sources, bool(ids) and not kept.intersection(ids)))
     return result

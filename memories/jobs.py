@@ -36,6 +36,12 @@ SCHEDULES: dict[str, tuple[str, Every | Daily]] = {
         "memories.jobs.forget_memories",
         Daily(hour=settings.MEMORY_FORGET_HOUR_UTC),
     ),
+    # Deleting for good what was kept long enough: old trash, old messages.
+    "purge old trash": ("memories.jobs.purge_trash", Daily(hour=settings.MEMORY_FORGET_HOUR_UTC)),
+    "purge old messages": (
+        "conversations.jobs.purge_messages",
+        Daily(hour=settings.MEMORY_FORGET_HOUR_UTC),
+    ),
 }
 
 
@@ -113,6 +119,13 @@ def forget_memories() -> dict[str, Any]:
     from memories.forgetting import forget
 
     return forget().counts
+
+
+def purge_trash() -> int:
+    """Delete for good the memories in the trash more than MEMORY_TRASH_DAYS days."""
+    from memories.services import purge_old_trash
+
+    return purge_old_trash(settings.MEMORY_TRASH_DAYS)
 
 
 def next_daily_run(hour: int, now: datetime | None = None) -> datetime:

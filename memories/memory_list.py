@@ -263,6 +263,8 @@ class MemoryRow:
     evidence_url: str
     has_evidence: bool
     edit_url: str
+    # "Delete forever…": its confirmation, for a memory in the trash the user may change.
+    purge_url: str
     actions: list[RowAction]
 
 
@@ -300,6 +302,7 @@ class _RowMaker:
                 "memory-review",
                 "memory-delete",
                 "memory-restore",
+                "memory-purge",
             )
         }
         self.project_urls: dict[str, str] = {}
@@ -308,6 +311,7 @@ class _RowMaker:
         self.scope_labels: dict[str, str] = {Scope.CONVERSATION: gettext("This conversation")}
         self.personal_label = gettext("Personal")
         self.select_label = gettext("Select memory %(id)s")
+        self.source_deleted_label = gettext("source deleted")
         self.action_labels = {
             name: gettext(name)
             for name in ("Restore", "Pin", "Unpin", "Accept", "Reject", "Delete")
@@ -341,12 +345,19 @@ class _RowMaker:
         actions.append(RowAction(url["memory-delete"](pk), label["Delete"], danger=True))
         return actions
 
+    def conversation_label(self, memory: Memory) -> SafeString:
+        """Which conversation it came from, or that its source was deleted."""
+        if memory.conversation is not None:
+            return _blocktranslated(gettext("from “%(title)s”"), title=memory.conversation)
+        if memory.origin == Origin.EXTRACTED and memory.evidence:
+            return _blocktranslated(self.source_deleted_label)
+        return mark_safe("")
+
     def row(self, memory: Memory, found_by_meaning: bool = False) -> MemoryRow:
         pk, state, url = memory.pk, memory.state, self.url
         writable = self.source.can_change(memory)
         project = memory.project if memory.scope == Scope.PROJECT else None
         created = timezone.template_localtime(memory.created_at)  # type: ignore[attr-defined]
-        conversation = memory.conversation
         return MemoryRow(
             pk=pk,
             kind=memory.kind,
@@ -372,11 +383,7 @@ class _RowMaker:
             importance_percent=round(memory.importance * 100),
             confidence_percent=round(memory.confidence * 100),
             origin_label=self.origin_labels.get(memory.origin, memory.origin),
-            conversation_label=(
-                _blocktranslated(gettext("from “%(title)s”"), title=conversation)
-                if conversation
-                else mark_safe("")
-            ),
+            conversation_label=self.conversation_label(memory),
             superseded_url=(
                 url["memory-history"](memory.superseded_by_id) if memory.superseded_by_id else ""
             ),
@@ -386,6 +393,7 @@ class _RowMaker:
             edit_url=(
                 url["memory-edit"](pk) if writable and state not in ("trash", "forgotten") else ""
             ),
+            purge_url=url["memory-purge"](pk) if writable and state == "trash" else "",
             actions=self.actions(memory, state) if writable else [],
         )
 
@@ -508,6 +516,11 @@ class MemoryListPage:
             )
         ]
         return {state: sum(group[state] for group in groups) for state in STATES}
+
+    @property
+    def trash_days(self) -> int:
+        """After how long the daily job deletes what is in the trash for good."""
+        return int(settings.MEMORY_TRASH_DAYS)
 
     @property
     def is_empty_everywhere(self) -> bool:

@@ -179,3 +179,52 @@ def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
     invitation.accepted_by = user
     invitation.save(update_fields=["accepted_at", "accepted_by"])
     return membership
+
+
+# When a person erases their account ----------------------------------------------------
+
+# Who takes over a team its only owner leaves: an admin first, then a member, then a viewer,
+# the longest-standing first.
+_SUCCESSION = (Role.ADMIN, Role.MEMBER, Role.VIEWER)
+
+
+def succession_plan(user: User) -> list[tuple[Team, Membership | None]]:
+    """The teams ``user`` alone owns, each with who would become its owner if they left
+    (None: nobody else is in it, so it would be deleted with its projects)."""
+    plan = []
+    owned = Team.objects.filter(memberships__user=user, memberships__role=Role.OWNER)
+    for team in owned.order_by("name", "pk"):
+        others = team.memberships.exclude(user=user).select_related("user")
+        if others.filter(role=Role.OWNER).exists():
+            continue
+        successor = min(
+            others,
+            key=lambda m: (_SUCCESSION.index(Role(m.role)), m.created_at, m.pk),
+            default=None,
+        )
+        plan.append((team, successor))
+    return plan
+
+
+@transaction.atomic
+def leave_all_teams(user: User) -> None:
+    """Before ``user``'s account is erased: each team they alone own is handed to its
+    successor (``succession_plan``) or, with nobody else in it, deleted; invitations
+    addressed to them go. Their memberships go with the account."""
+    for team, successor in succession_plan(user):
+        if successor is None:
+            team.delete()
+        else:
+            successor.role = Role.OWNER
+            successor.save(update_fields=["role"])
+    Invitation.objects.filter(email__iexact=user.email).delete()
+    Invitation.objects.filter(accepted_by=user).delete()
+
+
+def team_owner(team: Team, *, excluding: User | None = None) -> User | None:
+    """The team's longest-standing owner (other than ``excluding``)."""
+    owners = team.memberships.filter(role=Role.OWNER)
+    if excluding is not None:
+        owners = owners.exclude(user=excluding)
+    membership = owners.order_by("created_at", "pk").select_related("user").first()
+    return membership.user if membership else None

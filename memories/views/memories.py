@@ -394,6 +394,57 @@ def memory_delete(request: AuthenticatedHttpRequest, memory_id: int) -> HttpResp
     return _done(request, _("Memory deleted."), memory=memory, batch=batch)
 
 
+def _trashed_memory(request: AuthenticatedHttpRequest, memory_id: int) -> Memory:
+    """A memory in the trash that the user may change; 404 for one not in the trash."""
+    memory = _writable_memory(request, memory_id)
+    if memory.deleted_at is None:
+        raise Http404
+    return memory
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_purge(request: AuthenticatedHttpRequest, memory_id: int) -> HttpResponse:
+    """Delete forever a memory in the trash, after a confirmation (its own panel or page)."""
+    memory = _trashed_memory(request, memory_id)
+    if request.method == "POST" and request.POST.get("confirm") == "forever":
+        services.memories_purge(memories=[memory])
+        message = _("Memory deleted forever.")
+        if not request.htmx:
+            messages.success(request, message)
+            return redirect(_back_url(request))
+        response = render(
+            request,
+            "memories/partials/_action_response.html",
+            {"toast": message, "gone": memory_id},
+        )
+        return trigger_client_event(response, "memories-changed")
+    return memory_panel(request, memory, "memories/partials/_memory_purge.html", {})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_empty_trash(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Delete forever everything in the trash of the list acted from, after a confirmation
+    that names how many (a number changed meanwhile asks again)."""
+    source, _filters = _writable_source(request)
+    trashed = source.clearable.in_trash().filter(pk__in=source.writable.values("pk"))
+    count = trashed.count()
+    if request.method == "POST" and request.POST.get("count") == str(count) and count:
+        services.memories_purge(memories=trashed.only("pk"))
+        message = ngettext(
+            "%(count)d memory deleted forever.", "%(count)d memories deleted forever.", count
+        ) % {"count": count}
+        return _done(request, message, event="memories-reload")
+    return memory_panel(
+        request,
+        None,
+        "memories/partials/_memory_empty_trash.html",
+        {"count": count, "changed": request.method == "POST", "project": source.project},
+        status=409 if request.method == "POST" else 200,
+    )
+
+
 @login_required
 @require_POST
 def memory_restore(request: AuthenticatedHttpRequest, memory_id: int) -> HttpResponse:

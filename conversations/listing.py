@@ -1,0 +1,108 @@
+"""What the conversations pages read: the user's conversations with their counts, and a
+conversation's messages each with the memories extracted from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.urls import reverse
+
+from conversations.models import Conversation, Message
+from memories.filters import PAGE_STATES, MemoryFilters
+from memories.models import Memory
+from memories.permissions import memories_visible_to
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, User
+
+
+def _count(queryset: QuerySet[Any]) -> Coalesce:
+    counted = queryset.order_by().values("conversation").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+def conversations_of(user: User) -> QuerySet[Conversation]:
+    """The user's conversations, latest first, with their message and memory counts (the
+    memories made from them, not in the trash) and their last message's time."""
+    return (
+        Conversation.objects.filter(owner=user)
+        .select_related("project")
+        .annotate(
+            message_count=_count(Message.objects.filter(conversation=OuterRef("pk"))),
+            memory_count=_count(
+                Memory.objects.filter(conversation=OuterRef("pk"), deleted_at__isnull=True)
+            ),
+            last_message_at=Subquery(
+                Message.objects.filter(conversation=OuterRef("pk"))
+                .order_by()
+                .values("conversation")
+                .annotate(last=Max("sent_at"))
+                .values("last")
+            ),
+        )
+        .order_by("-created_at", "-pk")
+    )
+
+
+@dataclass
+class MemoryLink:
+    memory: Memory
+    url: str
+
+
+@dataclass
+class MessageRow:
+    message: Message
+    speaker: str
+    is_account_user: bool
+    memories: list[MemoryLink] = field(default_factory=list)
+
+
+def _message_ids(item: Any) -> list[int]:
+    if not isinstance(item, dict):
+        return []
+    raw = item.get("message_ids") or [item.get("message_id")]
+    return [int(value) for value in raw if str(value).isdigit()]
+
+
+def memory_url(memory: Memory) -> str:
+    """The memories page narrowed to ``memory``, in the tab it is in."""
+    state = memory.state
+    filters = MemoryFilters(memory=memory.pk, state=state if state in PAGE_STATES else "active")
+    return f"{reverse('memory-list')}?{filters.querystring()}"
+
+
+def conversation_messages(
+    conversation: Conversation, messages: list[Message], viewer: AbstractBaseUser
+) -> tuple[list[MessageRow], list[MemoryLink]]:
+    """The ``messages`` each with the memories whose evidence cites it, and every memory made
+    from the conversation (those the viewer may see, in any state but purged)."""
+    ids = [message.pk for message in messages]
+    cites = Q()
+    for pk in ids:
+        cites |= Q(evidence__contains=[{"message_ids": [pk]}])
+    memories = list(
+        memories_visible_to(viewer)
+        .filter(Q(conversation=conversation) | cites)
+        .defer("embedding", "search_vector", "search_document")
+        .order_by("created_at", "pk")
+    )
+    links = [MemoryLink(memory, memory_url(memory)) for memory in memories]
+    by_message: dict[int, list[MemoryLink]] = {}
+    for link in links:
+        cited = {pk for item in link.memory.evidence for pk in _message_ids(item)}
+        for pk in cited:
+            by_message.setdefault(pk, []).append(link)
+    rows = []
+    for message in messages:
+        speaker = conversation.speaker_of(message.role, message.speaker)
+        rows.append(
+            MessageRow(
+                message, speaker.name, speaker.is_account_user, by_message.get(message.pk, [])
+            )
+        )
+    made_here = [link for link in links if link.memory.conversation_id == conversation.pk]
+    return rows, made_here
