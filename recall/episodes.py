@@ -46,12 +46,12 @@ EPISODE_KEYWORD_WEIGHT = 1.0
 EPISODE_VECTOR_WEIGHT = 0.5
 # What a turn's score has beside its relevance, in place of a memory's importance,
 # confidence and use: a turn is what was said (confidence 1), of middling importance.
-EPISODE_IMPORTANCE = 0.5
+EPISODE_IMPORTANCE = 0.9
 EPISODE_CONFIDENCE = 1.0
 # The current conversation's latest turns are left out: the client sends up to this many.
 CURRENT_RECENT_TURNS = 20
 # A reply this short (in words) or to a question comes with the turn it answers.
-SHORT_REPLY_WORDS = 12
+SHORT_REPLY_WORDS = 20
 # A turn is shown up to this many characters.
 MAX_TURN_CHARS = 600
 
