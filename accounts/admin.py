@@ -7,7 +7,14 @@ from accounts.models import ApiToken, MemorySettings
 
 @admin.register(MemorySettings)
 class MemorySettingsAdmin(admin.ModelAdmin):
-    list_display = ["user", "memory_enabled", "auto_extract", "review_extracted", "show_citations"]
+    list_display = [
+        "user",
+        "memory_enabled",
+        "auto_extract",
+        "review_extracted",
+        "show_citations",
+        "reference_past_conversations",
+    ]
     list_filter = ["memory_enabled", "auto_extract", "review_extracted", "show_citations"]
     search_fields = ["user__email", "user__username"]
     raw_id_fields = ["user"]

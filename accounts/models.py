@@ -25,6 +25,10 @@ class MemorySettings(models.Model):
         _("review extracted memories before saving"), default=False
     )
     show_citations = models.BooleanField(_("show citations"), default=True)
+    # The injection preview adds the past turns that answer the message (recall.episodes).
+    reference_past_conversations = models.BooleanField(
+        _("reference past conversations"), default=True
+    )
     # Changes made by extraction after this moment are announced as "Memory updated".
     notices_seen_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from django.http import HttpResponse
@@ -17,6 +18,7 @@ from memories.embeddings import embedding_status
 from recall.injection import (
     DEFAULT_BUDGETS,
     DEFAULT_TOTAL_BUDGET,
+    SOURCES,
     PreviewRequest,
     injection_preview,
 )
@@ -28,6 +30,11 @@ class ScopeBudgets(InSchema):
     user: int = Field(DEFAULT_BUDGETS["user"], ge=0, le=100_000)
     project: int = Field(DEFAULT_BUDGETS["project"], ge=0, le=100_000)
     conversation: int = Field(DEFAULT_BUDGETS["conversation"], ge=0, le=100_000)
+
+
+Source = Literal["memories", "episodes"]
+DEFAULT_SOURCES: tuple[Source, ...] = ("memories", "episodes")
+assert DEFAULT_SOURCES == SOURCES
 
 
 class PreviewIn(InSchema):
@@ -50,6 +57,12 @@ class PreviewIn(InSchema):
     dry_run: StrictBool = Field(False, description="Preview only: no use counted, no access log.")
     as_of: ApiDateTime | None = Field(None, description="Recall what was true then.")
     client: str = Field("", max_length=100, description="Your app's name, for the access log.")
+    sources: list[Source] = Field(
+        default_factory=lambda: list(DEFAULT_SOURCES),
+        max_length=2,
+        description="What to draw on: memories, and past conversations' turns (episodes; "
+        "only when the user's 'Reference past conversations' setting is on).",
+    )
 
 
 # The preview's answer is built as plain dicts, so its schemas are plain pydantic models:
@@ -71,6 +84,30 @@ class DroppedMemory(PreviewMemory):
     reason: Literal["limit", "scope_budget", "total_budget"]
 
 
+class PreviewTurn(BaseModel):
+    message_id: int
+    speaker: str
+    sent_at: datetime
+    text: str
+
+
+class PreviewEpisode(BaseModel):
+    """A past turn in the block's "From past conversations" section."""
+
+    id: int = Field(..., description="The turn's message id.")
+    message_id: int
+    message_ids: list[int] = Field(..., description="The turns shown: reply_to's, then this.")
+    conversation_id: int
+    speaker: str
+    role: str
+    sent_at: datetime
+    text: str
+    reply_to: PreviewTurn | None = Field(None, description="The turn it answers, when shown.")
+    score: float
+    score_parts: dict[str, Any]
+    tokens: int
+
+
 class PreviewOut(BaseModel):
     enabled: bool
     reason: str | None = Field(None, description="memory_disabled or temporary_conversation")
@@ -79,6 +116,7 @@ class PreviewOut(BaseModel):
     block: str
     hash: str = Field(..., description="SHA-256 of the block (hex).")
     memories: list[PreviewMemory]
+    episodes: list[PreviewEpisode] = Field(default_factory=list)
     dropped: list[DroppedMemory]
     tokens: dict[str, int]
     budget: dict[str, int]
@@ -111,6 +149,7 @@ def preview(request: ApiRequest, payload: PreviewIn, response: HttpResponse) -> 
             min_score=payload.min_score,
             dry_run=payload.dry_run,
             as_of=payload.as_of,
+            sources=tuple(dict.fromkeys(payload.sources)),
         ),
         api_token=request.api_token,
         client=payload.client,

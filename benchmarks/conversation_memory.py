@@ -31,7 +31,10 @@ offline settings (rules extractor, local embeddings, jobs run inline):
    conversation, tokenised as the app's full-text search does.
 5. With ``--raw-turns-as-memories``, an oracle: every raw turn stored as a
    memory of a second user, so ranking is measured without extraction.
-6. 10 sample questions (fixed seed) with the injected block.
+6. 10 sample questions (fixed seed) with the injected block of the default mode.
+
+Recall is measured in three modes (the preview's ``sources``): memories only,
+episodes only (past turns) and both (the default), beside the BM25 line.
 """
 
 from __future__ import annotations
@@ -76,12 +79,11 @@ class Mode:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-# The recall modes measured. When the preview gains an episodes section (raw past turns),
-# add here, with the request options the API then takes, e.g.
-#   Mode("episodes only", {"episodes": True, "memories": False}),
-#   Mode("both", {"episodes": True}),
-# Items are read from the response's "memories" and, when present, "episodes" keys.
-MODES: list[Mode] = [Mode("memories only")]
+# The recall modes measured: the preview's ``sources``. Items are read from the response's
+# "memories" and "episodes" keys, ranked together by score.
+MEMORIES_ONLY = Mode("memories only", {"sources": ["memories"]})
+DEFAULT_MODE = Mode("both (default)")
+MODES: list[Mode] = [MEMORIES_ONLY, Mode("episodes only", {"sources": ["episodes"]}), DEFAULT_MODE]
 
 PREVIEW_OPTIONS: dict[str, Any] = {
     "dry_run": True,
@@ -644,7 +646,9 @@ def run(args: argparse.Namespace) -> None:
             bm25_recall(ingested, questions, bm25_scores)
             if args.raw_turns_as_memories:
                 api, sources = oracle_user(ingested, index)
-                recall(ingested, questions, MODES[0], oracle_scores, [], api=api, sources=sources)
+                recall(
+                    ingested, questions, MEMORIES_ONLY, oracle_scores, [], api=api, sources=sources
+                )
 
     print(totals.line("total"))
     if totals.unread or totals.secrets:
@@ -670,9 +674,9 @@ def run(args: argparse.Namespace) -> None:
     if args.raw_turns_as_memories:
         print(f"{'oracle: raw turns as memories':<32}{oracle_scores.summary()}")
 
-    first_mode = [item for mode, item in shown if mode == MODES[0].name]
-    picked = random.Random(SAMPLE_SEED).sample(first_mode, min(SAMPLES, len(first_mode)))
-    print(f"\n{len(picked)} sample questions ({MODES[0].name}, seed {SAMPLE_SEED}):")
+    default_mode = [item for mode, item in shown if mode == DEFAULT_MODE.name]
+    picked = random.Random(SAMPLE_SEED).sample(default_mode, min(SAMPLES, len(default_mode)))
+    print(f"\n{len(picked)} sample questions ({DEFAULT_MODE.name}, seed {SAMPLE_SEED}):")
     for item in picked:
         q = item.question
         print(

@@ -2,6 +2,10 @@
 
     python benchmarks/recall_speed.py --scale 0.01          # quick check: 10,000 rows
     python benchmarks/recall_speed.py --scale 1             # the full figures (fills once, ~15 min)
+    python benchmarks/recall_speed.py --scale 1 --messages 1000000   # and past turns to search
+
+``--messages N`` stores N messages (past turns) in conversations of the bench user, made
+the same way, so each preview also searches them (episodic recall).
 
 Runs against its own database (``memoryapp_bench`` on the same server), so the
 development data is untouched; the fill is kept and reused while its size matches.
@@ -222,6 +226,92 @@ def fill(total: int, user_rows: int) -> tuple[int, int]:
     return bench.pk, small.pk
 
 
+MESSAGES_PER_CONVERSATION = 200
+MESSAGE_INDEXES = ("message_search_idx", "message_embedding_hnsw")
+
+
+def fill_messages(bench_id: int, count: int) -> None:
+    """``count`` messages in conversations of the bench user (refilled when the count differs):
+    4-12 vocabulary words each, a day apart per conversation, with their search document and
+    local-provider vector made in SQL as the memories' are."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memoryapp_message")
+        if cursor.fetchone()[0] == count:
+            print(f"Reusing the {count:,} messages already in memoryapp_bench.", flush=True)
+            return
+        cursor.execute("TRUNCATE memoryapp_message, memoryapp_conversation CASCADE")
+    if not count:
+        return
+    provider = get_provider()
+    words = vocabulary(3000)
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '3GB'")
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memoryapp_message' "
+            "AND indexname = ANY(%s)",
+            [list(MESSAGE_INDEXES)],
+        )
+        index_definitions = cursor.fetchall()
+        for name, _definition in index_definitions:
+            cursor.execute(f"DROP INDEX {name}")
+        cursor.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS message_vocab (id int PRIMARY KEY, word text, "
+            f"doc text, vec vector({provider.dimensions}))"
+        )
+        cursor.execute("TRUNCATE message_vocab")
+        with cursor.copy("COPY message_vocab (id, word, doc, vec) FROM STDIN") as copy:
+            for index, word in enumerate(words):
+                raw = provider.unnormalised(word)  # type: ignore[attr-defined]
+                copy.write_row((index, word, search_document(word), vector_literal(raw)))
+        conversations = -(-count // MESSAGES_PER_CONVERSATION)
+        cursor.execute(
+            "INSERT INTO memoryapp_conversation (owner_id, external_id, title, temporary, client, "
+            "participants, extracted_through, created_at, updated_at) "
+            "SELECT %s, 'bench-' || c, '', false, 'bench', "
+            """'[{"name": "Bench", "role": "user"}, {"name": "Kai", "role": "assistant"}]', """
+            "0, now() - c * interval '1 day', now() FROM generate_series(1, %s) AS c",
+            [bench_id, conversations],
+        )
+        print("Filling messages in SQL…", flush=True)
+        cursor.execute(
+            """
+            INSERT INTO memoryapp_message (conversation_id, role, content, external_id, speaker,
+                position, sent_at, created_at, search_document, embedding, embedding_model)
+            SELECT c.id, CASE WHEN g %% 2 = 0 THEN 'user' ELSE 'assistant' END, w.content,
+                   'm' || g, '', 1 + g %% %(per)s, c.created_at + (g %% %(per)s) * interval '1 minute',
+                   now(), w.doc, w.embedding, %(model)s
+            FROM generate_series(0, %(count)s - 1) AS g
+            JOIN memoryapp_conversation c ON c.external_id = 'bench-' || (1 + g / %(per)s)
+                AND c.owner_id = %(bench)s
+            CROSS JOIN LATERAL (
+                SELECT string_agg(v.word, ' ' ORDER BY pick.o) AS content,
+                       string_agg(v.doc, ' ' ORDER BY pick.o) AS doc,
+                       sum(v.vec) AS embedding
+                FROM (
+                    SELECT o, floor(%(vocab)s * random() ^ 2)::int AS word_id
+                    FROM generate_series(1, 4 + g %% 9) AS o
+                ) AS pick
+                JOIN message_vocab v ON v.id = pick.word_id
+            ) AS w
+            """,
+            {
+                "per": MESSAGES_PER_CONVERSATION,
+                "count": count,
+                "bench": bench_id,
+                "model": provider.model_name,
+                "vocab": len(words),
+            },
+        )
+        print(f"  {count:,} messages in {time.perf_counter() - started:.0f} s", flush=True)
+        started = time.perf_counter()
+        cursor.execute("SET max_parallel_maintenance_workers = 2")
+        for _name, definition in index_definitions:
+            cursor.execute(definition)
+        cursor.execute("VACUUM ANALYZE memoryapp_message")
+        print(f"  message indexes in {time.perf_counter() - started:.0f} s", flush=True)
+
+
 def queries(count: int) -> list[dict[str, object]]:
     """Preview requests: a message and 3 recent messages of 4-8 vocabulary words each."""
     rng = random.Random(11)
@@ -323,6 +413,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients")
     parser.add_argument("--warmup", type=int, default=200, help="requests before measuring")
+    parser.add_argument(
+        "--messages", type=int, default=0, help="past turns stored for the bench user"
+    )
     args = parser.parse_args()
     settings.API_RATE_LIMIT = ""
     settings.ALLOWED_HOSTS = ["*"]
@@ -330,6 +423,7 @@ def main() -> None:
     total = int(FULL_ROWS * args.scale)
     user_rows = int(FULL_USER_ROWS * args.scale)
     bench_id, small_id = fill(total, user_rows)
+    fill_messages(bench_id, args.messages)
     from django.contrib.auth import get_user_model
 
     _token, secret = ApiToken.issue(user=get_user_model().objects.get(pk=bench_id), name="bench")
@@ -343,7 +437,8 @@ def main() -> None:
     stages: dict[str, list[float]] = {}
     server, wall = run_requests(secret, bodies, stages)
     print(
-        f"\nInjection preview, 1 client, {len(server):,} requests, user with {user_rows:,} of {total + 50:,} memories:"
+        f"\nInjection preview, 1 client, {len(server):,} requests, user with {user_rows:,} of "
+        f"{total + 50:,} memories and {args.messages:,} messages:"
     )
     for label, values in (("server", server), ("client", wall), *sorted(stages.items())):
         print(

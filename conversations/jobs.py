@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conversations.models import Message
+
 
 def extract_conversation(run_id: int) -> str:
     """One extraction run (see conversations.extraction.runs); returns its final status.
@@ -22,3 +27,49 @@ def purge_messages() -> int:
     from conversations.services import purge_old_messages
 
     return purge_old_messages(settings.MEMORY_MESSAGE_RETENTION_DAYS)
+
+
+def embed_messages(message_ids: list[int]) -> int:
+    """Embed newly stored messages for episodic recall, in batches (MEMORY_EMBEDDING_BATCH_SIZE).
+
+    As ``memories.jobs.embed_memories``: a provider's failure raises, so django-q2 retries;
+    the messages are found by keyword meanwhile. A temporary conversation's are skipped.
+    """
+    import logging
+
+    from django.conf import settings
+
+    from conversations.apps import message_texts
+    from conversations.models import Message
+    from memories.embeddings import dimension_conflict, get_provider, store_embeddings
+
+    if conflict := dimension_conflict():
+        logging.getLogger(__name__).warning("Messages not embedded: %s", conflict)
+        return 0
+    provider = get_provider()
+    ids = list(
+        Message.objects.searchable()
+        .filter(pk__in=message_ids)
+        .exclude(embedding_model=provider.model_name)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    batch = max(1, settings.MEMORY_EMBEDDING_BATCH_SIZE)
+    stored = 0
+    for start in range(0, len(ids), batch):
+        rows = message_texts(ids[start : start + batch])
+        stored += store_embeddings(
+            rows, provider, table=Message._meta.db_table, unchanged_column=None
+        )
+    return stored
+
+
+def enqueue_message_embeddings(messages: list[Message]) -> None:
+    """Embed ``messages`` in a job once their write commits (never a temporary
+    conversation's: they are never searched)."""
+    from django.db import transaction
+    from django_q.tasks import async_task
+
+    ids = [message.pk for message in messages if not message.conversation.temporary]
+    if ids:
+        transaction.on_commit(lambda: async_task("conversations.jobs.embed_messages", ids))

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from pgvector.django import HnswIndex, VectorField
 
+from memories.textsearch import search_document
 from teams.models import Project
 
 
@@ -77,7 +82,29 @@ class MessageRole(models.TextChoices):
     TOOL = "tool", _("Tool")
 
 
+class MessageQuerySet(models.QuerySet["Message"]):
+    def bulk_create(  # type: ignore[override]
+        self, objs: Iterable[Message], *args: Any, **kwargs: Any
+    ) -> list[Message]:
+        """As QuerySet.bulk_create, with each message's search document (``save`` does it
+        for one)."""
+        messages = list(objs)
+        for message in messages:
+            message.refresh_search_document()
+        created: list[Message] = super().bulk_create(messages, *args, **kwargs)  # type: ignore[arg-type, assignment]
+        return created
+
+    def searchable(self) -> MessageQuerySet:
+        """What episodic recall may search: never a temporary conversation's."""
+        return self.filter(conversation__temporary=False)
+
+
 class Message(models.Model):
+    """One turn of a conversation. The turns of conversations that are not temporary are
+    searchable like memories (episodic recall, ``recall.episodes``): a search document and
+    vector kept as Memory's are (the trigger of migration 0003), and an embedding made by a
+    job after the messages arrive (``conversations.jobs.embed_messages``)."""
+
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="messages"
     )
@@ -90,9 +117,29 @@ class Message(models.Model):
     position = models.PositiveIntegerField()
     sent_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(default=timezone.now)
+    # The speaker's name and the text, as textsearch.search_document makes them; empty for a
+    # temporary conversation's messages, which are never searched.
+    search_document = models.TextField(blank=True, default="", editable=False)
+    # to_tsvector(SEARCH_CONFIG, search_document), set by a trigger (migration 0003).
+    search_vector = SearchVectorField(null=True, blank=True, editable=False)
+    # The vector of ``embedding_text``, by the model named (as Memory's).
+    embedding = VectorField(dimensions=settings.MEMORY_EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+
+    objects = MessageQuerySet.as_manager()
 
     class Meta:
         db_table = "memoryapp_message"
+        indexes = [
+            GinIndex(fields=["search_vector"], name="message_search_idx"),
+            HnswIndex(
+                name="message_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation", "external_id"], name="unique_message_external_id"
@@ -105,6 +152,33 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.refresh_search_document()
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and ({"content", "speaker"} & set(update_fields)):
+            kwargs["update_fields"] = {*update_fields, "search_document"}
+        super().save(*args, **kwargs)
+
+    @property
+    def speaker_name(self) -> str:
+        """The name the message names, else its role's participant's; "" when none says."""
+        if self.speaker:
+            return self.speaker
+        for participant in self.conversation.participants:
+            if isinstance(participant, dict) and participant.get("role") == self.role:
+                return str(participant.get("name") or "")
+        return ""
+
+    def embedding_text(self) -> str:
+        """What is embedded and indexed: "Name: text" when the speaker is known."""
+        name = self.speaker_name
+        return f"{name}: {self.content}" if name else self.content
+
+    def refresh_search_document(self) -> None:
+        self.search_document = (
+            "" if self.conversation.temporary else search_document(self.embedding_text())
+        )
 
 
 class ExtractionTrigger(models.TextChoices):

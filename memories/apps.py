@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
@@ -19,6 +21,21 @@ class MemoriesConfig(AppConfig):
         from memories.embeddings import reset_caches
         from memories.jobs import ensure_embeddings, ensure_schedules
 
+        register_memories()
         post_migrate.connect(ensure_schedules, sender=self)
         post_migrate.connect(ensure_embeddings, sender=self)
         setting_changed.connect(reset_caches)
+
+
+def register_memories() -> None:
+    """Memories are embedded (``embeddings.EmbeddedTable``): their content."""
+    from memories.embeddings import EmbeddedTable, register_embedded
+    from memories.models import Memory
+
+    def texts(ids: Sequence[int]) -> list[tuple[int, str]]:
+        rows = Memory.objects.filter(id__in=list(ids)).order_by("id")
+        return list(rows.values_list("id", "content"))
+
+    register_embedded(
+        EmbeddedTable("memories", Memory, Memory.objects.all, texts, unchanged_column="content")
+    )

@@ -35,7 +35,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
+from django.db.models import Model, QuerySet
 
 from memories.textsearch import is_stopword, terms
 
@@ -587,25 +589,80 @@ def vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
 
 
-def store_embeddings(rows: Sequence[tuple[int, str]], provider: EmbeddingProvider) -> int:
-    """Embed ``(memory id, content)`` rows and store the vectors in one UPDATE.
+def store_embeddings(
+    rows: Sequence[tuple[int, str]],
+    provider: EmbeddingProvider,
+    *,
+    table: str = "memoryapp_memory",
+    unchanged_column: str | None = "content",
+) -> int:
+    """Embed ``(id, text)`` rows of ``table`` (memories by default) and store the vectors in
+    one UPDATE.
 
-    Rows whose content changed meanwhile are left alone: the edit enqueued its own job.
+    With ``unchanged_column``, rows whose column no longer holds the text embedded are left
+    alone: a memory edited meanwhile enqueued its own job. (A message's text never changes.)
     Bookkeeping, not a change with an event (see ``services``' docstring).
     """
     if not rows:
         return 0
     vectors = provider.embed([content for _id, content in rows])
+    unchanged = (
+        f" AND m.{connection.ops.quote_name(unchanged_column)} = v.content"
+        if unchanged_column
+        else ""
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE memoryapp_memory AS m SET embedding = v.embedding::vector, embedding_model = %s "
+            f"UPDATE {connection.ops.quote_name(table)} AS m "
+            "SET embedding = v.embedding::vector, embedding_model = %s "
             "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, content, embedding) "
-            "WHERE m.id = v.id AND m.content = v.content",
+            f"WHERE m.id = v.id{unchanged}",
             [
                 provider.model_name,
-                [memory_id for memory_id, _content in rows],
+                [row_id for row_id, _content in rows],
                 [content for _id, content in rows],
                 [vector_literal(vector) for vector in vectors],
             ],
         )
         return cursor.rowcount
+
+
+@dataclass(frozen=True)
+class EmbeddedTable:
+    """A table whose rows carry an ``embedding`` (of the stored dimension) and the
+    ``embedding_model`` that made it: memories, and the apps' others (messages), each
+    registered by its app (``register_embedded``) so that ``embed_memories`` and a change of
+    dimension cover them all."""
+
+    label: str
+    model: type[Model]
+    # The rows that are embedded (a temporary conversation's messages are not).
+    embeddable: Callable[[], QuerySet[Any, Any]]
+    # (id, text to embed) of these ids, in id order.
+    texts: Callable[[Sequence[int]], list[tuple[int, str]]]
+    unchanged_column: str | None = None
+
+    @property
+    def table(self) -> str:
+        return str(self.model._meta.db_table)
+
+    def missing(self, model_name: str) -> QuerySet[Any, Any]:
+        """The embeddable rows without a vector of ``model_name``."""
+        return self.embeddable().exclude(embedding_model=model_name)
+
+    def pending_ids(self, model_name: str | None) -> list[int]:
+        """The ids to embed: every one (None), or those without a vector of ``model_name``."""
+        rows = self.embeddable() if model_name is None else self.missing(model_name)
+        return list(rows.order_by("id").values_list("id", flat=True))
+
+    def store(self, ids: Sequence[int], provider: EmbeddingProvider) -> int:
+        return store_embeddings(
+            self.texts(ids), provider, table=self.table, unchanged_column=self.unchanged_column
+        )
+
+
+EMBEDDED_TABLES: dict[str, EmbeddedTable] = {}
+
+
+def register_embedded(table: EmbeddedTable) -> None:
+    EMBEDDED_TABLES[table.label] = table

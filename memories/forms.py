@@ -107,7 +107,13 @@ class MemoryEditForm(MemoryContentForm):
 class MemorySettingsForm(forms.ModelForm):
     class Meta:
         model = MemorySettings
-        fields = ("memory_enabled", "auto_extract", "review_extracted", "show_citations")
+        fields = (
+            "memory_enabled",
+            "auto_extract",
+            "review_extracted",
+            "show_citations",
+            "reference_past_conversations",
+        )
         help_texts = {
             "memory_enabled": _("Assistants remember new things and use what they know about you."),
             "auto_extract": _("Memories are picked out of your conversations automatically."),
@@ -115,4 +121,7 @@ class MemorySettingsForm(forms.ModelForm):
                 "Extracted memories wait in “Pending review” until you accept them."
             ),
             "show_citations": _("Answers say which memories they used."),
+            "reference_past_conversations": _(
+                "Assistants are also reminded of what was said in your past conversations."
+            ),
         }

@@ -75,6 +75,7 @@ def ensure_embeddings(verbosity: int = 1, **kwargs: Any) -> None:
     from django.core.management import call_command
 
     from memories.embeddings import (
+        EMBEDDED_TABLES,
         FIX_COMMAND,
         column_dimensions,
         download_if_missing,
@@ -89,9 +90,13 @@ def ensure_embeddings(verbosity: int = 1, **kwargs: Any) -> None:
     if stored is None:
         return
     resize = stored != provider.dimensions
-    if not resize and not Memory.objects.exclude(embedding_model=provider.model_name).exists():
+    tables = EMBEDDED_TABLES.values()
+    if not resize and not any(
+        embedded.missing(provider.model_name).exists() for embedded in tables
+    ):
         return
-    count = Memory.objects.count()
+    # Memories and the other embedded rows (messages).
+    count = sum(embedded.embeddable().count() for embedded in tables)
     if count > settings.MEMORY_EMBEDDING_AUTO_REBUILD_MAX:
         logger.warning(
             "The embedding model is now %s; %s memories are too many to re-embed during "

@@ -129,7 +129,9 @@ BM25_B = 0.75
 EXACT_CORPUS_LIMIT = 5000
 CORPUS_SAMPLE = 2000
 STATISTICS_CACHE_SECONDS = 300.0
-_statistics_cache: tuple[float, TableStatistics] | None = None
+# By table: memories', and the others searched the same way (messages, recall.episodes).
+_statistics_cache: dict[str, tuple[float, TableStatistics]] = {}
+MEMORY_TABLE = Memory._meta.db_table
 
 
 @dataclass
@@ -216,7 +218,8 @@ def candidates(
 
 @dataclass(frozen=True)
 class TableStatistics:
-    """What PostgreSQL's statistics (kept by autovacuum's ANALYZE) say of the memory table."""
+    """What PostgreSQL's statistics (kept by autovacuum's ANALYZE) say of a searched table
+    (memories, or messages): "memories" below stands for its rows."""
 
     # The planner's estimate of its size.
     rows: int
@@ -237,27 +240,31 @@ class TableStatistics:
         return sum(max(self.bucket_vectors.get(bucket, 0), even_share) for bucket in buckets)
 
 
-def table_statistics() -> TableStatistics:
-    """Read at most every few minutes: they change slowly, and recall needs them every time."""
-    global _statistics_cache
+def table_statistics(table: str = MEMORY_TABLE) -> TableStatistics:
+    """Read at most every few minutes: they change slowly, and recall needs them every time.
+    ``table``: one with a ``search_vector`` column (memories by default)."""
     now = time.monotonic()
-    if _statistics_cache is not None and now - _statistics_cache[0] < STATISTICS_CACHE_SECONDS:
-        return _statistics_cache[1]
+    cached = _statistics_cache.get(table)
+    if cached is not None and now - cached[0] < STATISTICS_CACHE_SECONDS:
+        return cached[1]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.reltuples, s.most_common_elems::text::text[], s.most_common_elem_freqs "
             "FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema() "
-            "AND s.tablename = 'memoryapp_memory' AND s.attname = 'search_vector' "
-            "WHERE c.oid = 'memoryapp_memory'::regclass"
+            "AND s.tablename = %s AND s.attname = 'search_vector' "
+            "WHERE c.oid = %s::regclass",
+            [table, table],
         )
         row = cursor.fetchone()
-        cursor.execute(
-            "SELECT substr(c.relname, %s)::int, c.reltuples FROM pg_index i "
-            "JOIN pg_class c ON c.oid = i.indexrelid "
-            "WHERE i.indrelid = 'memoryapp_memory'::regclass AND c.relname ~ %s",
-            [len(HNSW_INDEX_PREFIX) + 1, f"^{HNSW_INDEX_PREFIX}[0-9]+$"],
-        )
-        bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
+        bucket_vectors: dict[int, int] = {}
+        if table == MEMORY_TABLE:
+            cursor.execute(
+                "SELECT substr(c.relname, %s)::int, c.reltuples FROM pg_index i "
+                "JOIN pg_class c ON c.oid = i.indexrelid "
+                "WHERE i.indrelid = 'memoryapp_memory'::regclass AND c.relname ~ %s",
+                [len(HNSW_INDEX_PREFIX) + 1, f"^{HNSW_INDEX_PREFIX}[0-9]+$"],
+            )
+            bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
     rows = max(float(row[0]) if row else 0.0, 1.0)  # -1 before the first ANALYZE
     # The frequencies end with three summary numbers, which zip leaves out.
     shares = dict(zip(row[1], row[2], strict=False)) if row and row[1] else {}
@@ -270,7 +277,7 @@ def table_statistics() -> TableStatistics:
         untracked_share=min(shares.values(), default=0.0),
         bucket_vectors=bucket_vectors,
     )
-    _statistics_cache = (now, statistics)
+    _statistics_cache[table] = (now, statistics)
     return statistics
 
 
@@ -287,7 +294,7 @@ class QueryTerm:
     weight: float = 1.0
 
 
-def _query_terms(text: str) -> list[QueryTerm]:
+def _query_terms(text: str, table: str = MEMORY_TABLE) -> list[QueryTerm]:
     """The terms to search for ``text``: its rarest, at most MAX_QUERY_TERMS, and together in
     at most MAX_MATCH_SHARE of memories (as far as statistics tell), then the rarest
     MAX_EXPANSION_TERMS words of the concepts it names.
@@ -298,23 +305,10 @@ def _query_terms(text: str) -> list[QueryTerm]:
     the query is built with the "simple" configuration, which only lower-cases.
     Stopwords of both languages never reach it (``textsearch.search_document``).
     """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            # The query's words last said first, the concepts' words in their order.
-            "SELECT lexeme, false, -positions[1] FROM unnest(to_tsvector(%s, %s)) "
-            "UNION ALL SELECT lexeme, true, positions[1] FROM unnest(to_tsvector(%s, %s)) "
-            "ORDER BY 2, 3",
-            [
-                SEARCH_CONFIG,
-                search_document(text),
-                SEARCH_CONFIG,
-                search_document(" ".join(expansions(text))),
-            ],
-        )
-        rows = [(lexeme, expanded) for lexeme, expanded, _position in cursor.fetchall()]
+    rows = _query_lexemes(text)
     # The last said first: they win among equals.
     lexemes = [lexeme for lexeme, expanded in rows if not expanded]
-    statistics = table_statistics()
+    statistics = table_statistics(table)
 
     def share(lexeme: str) -> float:
         return statistics.lexeme_shares.get(lexeme, statistics.untracked_share)
@@ -340,6 +334,34 @@ def _query_terms(text: str) -> list[QueryTerm]:
     ]
 
 
+# The lexemes of the latest queries: a preview searches memories and past turns with one.
+_lexemes: dict[str, list[tuple[str, bool]]] = {}
+
+
+def _query_lexemes(text: str) -> list[tuple[str, bool]]:
+    """(lexeme, from a concept's other words) of ``text``, as PostgreSQL stems them."""
+    if (cached := _lexemes.get(text)) is not None:
+        return cached
+    with connection.cursor() as cursor:
+        cursor.execute(
+            # The query's words last said first, the concepts' words in their order.
+            "SELECT lexeme, false, -positions[1] FROM unnest(to_tsvector(%s, %s)) "
+            "UNION ALL SELECT lexeme, true, positions[1] FROM unnest(to_tsvector(%s, %s)) "
+            "ORDER BY 2, 3",
+            [
+                SEARCH_CONFIG,
+                search_document(text),
+                SEARCH_CONFIG,
+                search_document(" ".join(expansions(text))),
+            ],
+        )
+        rows = [(lexeme, expanded) for lexeme, expanded, _position in cursor.fetchall()]
+    if len(_lexemes) >= MAX_CACHED_VECTORS:
+        _lexemes.clear()
+    _lexemes[text] = rows
+    return rows
+
+
 def _query_term(lexeme: str, weight: float = 1.0) -> QueryTerm:
     # A lone CJK character stays a prefix, as in textsearch.tsquery.
     prefix = ":*" if len(lexeme) == 1 and is_cjk(lexeme) else ""
@@ -357,7 +379,7 @@ def access_lexemes(user: User, project_ids: Sequence[int]) -> tuple[str, ...]:
 
 
 def keyword_sql(
-    memories: MemoryQuerySet,
+    memories: QuerySet[Any, Any],
     text: str,
     limit: int,
     access: Sequence[str] = (),
@@ -372,6 +394,8 @@ def keyword_sql(
     which are all the caller's rows holding it) and the memory's length (its distinct
     lexemes, ``length(search_vector)``) is normalised by the average of the caller's.
     ``corpus``: (memories, average length) of the pool, ``corpus_statistics`` by default.
+    ``memories`` may be a queryset of any model with a ``search_vector`` (messages: episodic
+    recall), its table's statistics choosing the terms.
 
     ``access`` (the caller's access_lexemes) lets the GIN index over the search vector and
     those lexemes find just the caller's matching rows; ``memories``' conditions (which
@@ -380,11 +404,12 @@ def keyword_sql(
     rows, and would also scan an owner index for them, which for a large user (100,000
     entries) costs more than the rest of the search.
     """
-    terms = _query_terms(text)
+    table_name = memories.model._meta.db_table
+    terms = _query_terms(text, table_name)
     if not terms:
         return None
     any_term = " | ".join(term.tsquery for term in terms)
-    table = connection.ops.quote_name(Memory._meta.db_table)
+    table = connection.ops.quote_name(table_name)
     if access:
         allowed = " | ".join(f"'{lexeme}'" for lexeme in access)
         source = (
@@ -445,7 +470,7 @@ def bm25_sql(
     )
 
 
-def corpus_statistics(memories: MemoryQuerySet) -> tuple[int, float]:
+def corpus_statistics(memories: QuerySet[Any, Any]) -> tuple[int, float]:
     """(how many, their average length in lexemes) of ``memories``, for BM25: counted for a
     small set, estimated for a large one (the planner's count; the length of a sample, kept
     as long as the table statistics)."""
@@ -483,7 +508,7 @@ class Length(Func):
 
 
 def keyword_hits(
-    memories: MemoryQuerySet, text: str, limit: int, access: Sequence[str] = ()
+    memories: QuerySet[Any, Any], text: str, limit: int, access: Sequence[str] = ()
 ) -> list[tuple[int, float]]:
     query = keyword_sql(memories, text, limit, access)
     if query is None:
@@ -493,7 +518,7 @@ def keyword_hits(
         return [(memory_id, float(rank)) for memory_id, rank in cursor.fetchall()]
 
 
-def embedded_with(memories: MemoryQuerySet, model_name: str) -> MemoryQuerySet:
+def embedded_with(memories: QuerySet[Any, Any], model_name: str) -> QuerySet[Any, Any]:
     return memories.filter(embedding_model=model_name, embedding__isnull=False)
 
 
@@ -522,7 +547,7 @@ def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
     return rows
 
 
-def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
+def vector_plan(embedded: QuerySet[Any, Any]) -> tuple[str, int]:
     """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
 
     The planner's estimate decides first: counting a big user's candidates
@@ -541,7 +566,7 @@ def vector_plan(embedded: MemoryQuerySet) -> tuple[str, int]:
 
 
 def exact_nearest_sql(
-    embedded: MemoryQuerySet, vector: Sequence[float], limit: int
+    embedded: QuerySet[Any, Any], vector: Sequence[float], limit: int
 ) -> tuple[str, list[Any]]:
     """Exact cosine ranking. ``OFFSET 0`` keeps the planner off the HNSW index, which
     would filter too late; unlike a materialized CTE it streams the candidates instead of
@@ -563,21 +588,27 @@ def pool_buckets(user_id: int, project_ids: Iterable[int] = ()) -> tuple[int, ..
     return tuple(sorted({vector_bucket(user_id), *(vector_bucket(pk) for pk in project_ids)}))
 
 
-def hnsw_ef_search(limit: int, size: int, buckets: Sequence[int]) -> int:
-    """Enough of the nearest rows of the ``buckets``' indexes that HNSW_EXPECTED_HITS (at most
-    ``limit``) of them are likely among the ``size`` candidates: the cost grows with it."""
+def hnsw_ef_search(
+    limit: int, size: int, buckets: Sequence[int] | None, table: str = MEMORY_TABLE
+) -> int:
+    """Enough of the nearest rows of the ``buckets``' indexes (None: the table's one index)
+    that HNSW_EXPECTED_HITS (at most ``limit``) of them are likely among the ``size``
+    candidates: the cost grows with it."""
     wanted = min(limit, HNSW_EXPECTED_HITS)
-    index_rows = table_statistics().index_rows(buckets)
+    statistics = table_statistics(table)
+    index_rows = statistics.rows if buckets is None else statistics.index_rows(buckets)
     return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * index_rows / size)))
 
 
 def hnsw_nearest(
-    embedded: MemoryQuerySet, vector: Sequence[float], limit: int, bucket: int
+    embedded: QuerySet[Any, Any], vector: Sequence[float], limit: int, bucket: int | None
 ) -> QuerySet[Any, Any]:
-    """Nearest through the HNSW index of ``bucket`` (run with ``hnsw.ef_search`` raised)."""
+    """Nearest through the HNSW index of ``bucket``, or the table's one index (None); run
+    with ``hnsw.ef_search`` raised."""
+    if bucket is not None:
+        embedded = embedded.filter(vector_bucket=bucket)
     return (
-        embedded.filter(vector_bucket=bucket)
-        .annotate(distance=CosineDistance("embedding", list(vector)))
+        embedded.annotate(distance=CosineDistance("embedding", list(vector)))
         .order_by("distance")
         .values_list("id", "distance")[:limit]
     )
@@ -590,15 +621,16 @@ def set_ef_search(value: int) -> None:
 
 
 def vector_hits(
-    memories: MemoryQuerySet,
+    memories: QuerySet[Any, Any],
     vector: Sequence[float],
     model_name: str,
     limit: int,
-    buckets: Sequence[int] = ALL_BUCKETS,
+    buckets: Sequence[int] | None = ALL_BUCKETS,
 ) -> tuple[list[tuple[int, float]], str]:
     """(id, cosine similarity) of the nearest memories, best first, and the plan used.
 
-    ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``)."""
+    ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``); None for
+    a table with one HNSW index (messages)."""
     embedded = embedded_with(memories, model_name)
     plan, size = vector_plan(embedded)
     if plan == "exact":
@@ -607,10 +639,13 @@ def vector_hits(
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     else:
+        table = memories.model._meta.db_table
         with transaction.atomic():
-            set_ef_search(hnsw_ef_search(limit, size, buckets))
+            set_ef_search(hnsw_ef_search(limit, size, buckets, table))
             rows = [
-                row for bucket in buckets for row in hnsw_nearest(embedded, vector, limit, bucket)
+                row
+                for bucket in (buckets if buckets is not None else [None])
+                for row in hnsw_nearest(embedded, vector, limit, bucket)
             ]
         rows = sorted(rows, key=lambda row: (row[1], row[0]))[:limit]
     return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
@@ -719,12 +754,29 @@ def weighted_score(parts: dict[str, float]) -> float:
     return round(sum(WEIGHTS[name] * parts[name] for name in WEIGHTS), 6)
 
 
+# The latest queries' vectors by the provider in use (another provider empties it): a
+# preview searches memories and past turns with the same query.
+_query_vectors: tuple[object, dict[str, list[float]]] = (None, {})
+MAX_CACHED_VECTORS = 64
+
+
 def _query_vector(text: str) -> tuple[list[float] | None, Degraded | None]:
+    global _query_vectors
     if conflict := dimension_conflict():
         return None, Degraded("EMBEDDING_DIMENSION_CONFLICT", conflict, FIX_COMMAND)
     provider = get_provider()
+    owner, vectors = _query_vectors
+    if owner is not provider:
+        vectors = {}
+        _query_vectors = (provider, vectors)
+    if (cached := vectors.get(text)) is not None:
+        return cached, None
     try:
-        return provider.embed([text])[0], None
+        vector = provider.embed([text])[0]
+        if len(vectors) >= MAX_CACHED_VECTORS:
+            vectors.clear()
+        vectors[text] = vector
+        return vector, None
     except EmbeddingError as exc:
         return None, Degraded(
             "EMBEDDING_UNAVAILABLE", f"Vector search is unavailable ({exc}); keyword search only."
@@ -732,12 +784,12 @@ def _query_vector(text: str) -> tuple[list[float] | None, Degraded | None]:
 
 
 def similar_memories(
-    memories: MemoryQuerySet,
+    memories: QuerySet[Any, Any],
     text: str,
     *,
     limit: int,
     min_similarity: float,
-    buckets: Sequence[int] = ALL_BUCKETS,
+    buckets: Sequence[int] | None = ALL_BUCKETS,
 ) -> tuple[list[tuple[int, float]], Degraded | None]:
     """(id, similarity) of the ``memories`` nearest in meaning to ``text``, nearest first,
     at least ``min_similarity``; none, and why, when vectors cannot be used. ``buckets`` as
@@ -761,18 +813,22 @@ class Ranking:
 
 
 def rank(
-    memories: MemoryQuerySet,
+    memories: QuerySet[Any, Any],
     text: str,
     *,
     depth: int,
     mode: str = "hybrid",
     access: Sequence[str] = (),
-    buckets: Sequence[int] = ALL_BUCKETS,
+    buckets: Sequence[int] | None = ALL_BUCKETS,
+    weights: tuple[float, float] = (KEYWORD_WEIGHT, VECTOR_WEIGHT),
 ) -> Ranking:
     """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
 
     ``access``: the searching user's access_lexemes (faster keyword search for a large user);
-    ``buckets``: the vector buckets of their memories (``pool_buckets``)."""
+    ``buckets``: the vector buckets of their memories (``pool_buckets``; None for a table with
+    one vector index). Any table with ``search_vector``, ``embedding`` and
+    ``embedding_model`` columns is searched the same way: messages are (recall.episodes).
+    ``weights``: of the keyword and the vector list in the fusion."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
     # The keyword search runs on a side connection while this one runs the vector search.
@@ -796,12 +852,12 @@ def rank(
     if keyword_search is not None:
         keyword, timings["keyword_ms"] = keyword_search.result()
         ranked_lists.append([memory_id for memory_id, _rank in keyword])
-    weights = [KEYWORD_WEIGHT] if keyword_search is not None else []
+    list_weights = [weights[0]] if keyword_search is not None else []
     if mode != "keyword" and degraded is None:
         ranked_lists.append([memory_id for memory_id, _sim in vector])
-        weights.append(VECTOR_WEIGHT)
+        list_weights.append(weights[1])
     # Normalised so that a memory ranked first by every list searched has relevance 1.
-    best = (sum(weights) or 1.0) / (RRF_K + 1)
+    best = (sum(list_weights) or 1.0) / (RRF_K + 1)
     keyword_rank = {memory_id: n for n, (memory_id, _) in enumerate(keyword, start=1)}
     vector_rank = {memory_id: n for n, (memory_id, _) in enumerate(vector, start=1)}
     similarity = dict(vector)
@@ -812,7 +868,7 @@ def rank(
             "vector_rank": vector_rank.get(memory_id),
             "similarity": round(similarity[memory_id], 6) if memory_id in similarity else None,
         }
-        for memory_id, value in fuse(ranked_lists, weights).items()
+        for memory_id, value in fuse(ranked_lists, list_weights).items()
     }
     return Ranking(matches, degraded, timings)
 

@@ -12,6 +12,12 @@ first, then by kind, then by id (not by score, which drifts as memories get
 used), so the same data gives the same bytes and the same SHA-256 hash, and
 an LLM's prompt cache keeps hitting.
 
+Past turns (``recall.episodes``) follow the memories in their own section ("From past
+conversations"), when the user's "Reference past conversations" setting is on and the
+request's ``sources`` name them: within what the conversation budget leaves, the first
+dropped over the total budget, in the order they were said. A turn a memory injected
+was extracted from is not shown again.
+
 Tokens are estimated (``memories.tokens.estimate_tokens``, the estimate extraction's
 windows use too), not counted with a model's tokenizer.
 """
@@ -24,9 +30,9 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape, quoteattr
 
 from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
@@ -49,6 +55,7 @@ from memories.retrieval import (
     scored,
 )
 from memories.tokens import estimate_tokens
+from recall.episodes import Episode, episode_pool, search_episodes, with_context
 from recall.models import AccessLog
 from teams.models import Project
 
@@ -64,6 +71,10 @@ DEFAULT_TOTAL_BUDGET = 2000
 TRIM_ORDER = ("conversation", "project", "user")
 RECENT_MESSAGES = 3
 FORMATS = ("markdown", "xml", "json")
+# What a preview may draw on: memories, and the turns of past conversations.
+SOURCES = ("memories", "episodes")
+EPISODES_TITLE = "From past conversations"
+EPISODES_TAG = "past_conversations"
 
 MARKDOWN_TITLES = {
     "user": "User Preferences",
@@ -126,31 +137,80 @@ def participant_names(user: User, conversation: Conversation | None) -> set[str]
     }
 
 
-def render(sections: dict[str, list[RecalledMemory]], fmt: str) -> str:
-    """The prompt block for the memories of each scope ("" when there are none)."""
+def render(
+    sections: dict[str, list[RecalledMemory]], fmt: str, episodes: Sequence[Episode] = ()
+) -> str:
+    """The prompt block for the memories of each scope, then the past turns ``episodes`` in
+    the order given ("" when there is nothing)."""
     filled = [(scope, sections.get(scope, [])) for scope in SCOPES if sections.get(scope)]
-    if not filled:
+    if not filled and not episodes:
         return ""
     if fmt == "json":
-        return json.dumps(
-            {
-                scope: [{"kind": m.kind, "content": one_line(m.content)} for m in memories]
-                for scope, memories in filled
-            },
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
+        document: dict[str, Any] = {
+            scope: [{"kind": m.kind, "content": one_line(m.content)} for m in memories]
+            for scope, memories in filled
+        }
+        if episodes:
+            document[EPISODES_TAG] = [_episode_json(episode) for episode in episodes]
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     if fmt == "xml":
         blocks = []
         for scope, memories in filled:
             lines = "\n".join(f"- [{m.kind}] {escape(one_line(m.content))}" for m in memories)
             blocks.append(f"<{XML_TAGS[scope]}>\n{lines}\n</{XML_TAGS[scope]}>")
+        if episodes:
+            turns = "\n".join(_episode_xml(episode) for episode in episodes)
+            blocks.append(f"<{EPISODES_TAG}>\n{turns}\n</{EPISODES_TAG}>")
         return "\n".join(blocks) + "\n"
-    parts = ["## Memory"]
+    parts = []
+    if filled:
+        parts.append("## Memory")
     for scope, memories in filled:
         parts.append(f"\n### {MARKDOWN_TITLES[scope]}")
         parts.extend(f"- {one_line(m.content)}" for m in memories)
+    if episodes:
+        parts.append(f"\n## {EPISODES_TITLE}" if filled else f"## {EPISODES_TITLE}")
+        parts.extend(episode_line(episode) for episode in episodes)
     return "\n".join(parts) + "\n"
+
+
+def _day(moment: datetime) -> str:
+    return moment.astimezone(UTC).date().isoformat()
+
+
+def episode_line(episode: Episode) -> str:
+    """An episode in Markdown: "- [date] Speaker: text", after the turn it answers if shown."""
+    turn, before = episode.turn, episode.reply_to
+    said = f"{turn.speaker}: {turn.text}"
+    if before is not None:
+        said = f"{before.speaker}: {before.text} → {said}"
+    return f"- [{_day(turn.sent_at)}] {said}"
+
+
+def _episode_xml(episode: Episode) -> str:
+    turns = [episode.reply_to, episode.turn] if episode.reply_to else [episode.turn]
+    lines = "\n".join(f"{escape(turn.speaker)}: {escape(turn.text)}" for turn in turns)
+    return f"<episode date={quoteattr(_day(episode.turn.sent_at))}>\n{lines}\n</episode>"
+
+
+def _episode_json(episode: Episode) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "date": _day(episode.turn.sent_at),
+        "speaker": episode.turn.speaker,
+        "text": episode.turn.text,
+    }
+    if episode.reply_to is not None:
+        item["reply_to"] = {"speaker": episode.reply_to.speaker, "text": episode.reply_to.text}
+    return item
+
+
+def episode_tokens(episode: Episode) -> int:
+    return estimate_tokens(episode_line(episode) + "\n")
+
+
+def episode_order(episode: Episode) -> tuple[datetime, int]:
+    """Past turns are shown in the order they were said."""
+    return (episode.turn.sent_at, episode.turn.message_id)
 
 
 def memory_tokens(memory: RecalledMemory) -> int:
@@ -175,6 +235,8 @@ class PreviewRequest:
     min_score: float = 0.0
     dry_run: bool = False
     as_of: datetime | None = None
+    # What to draw on (SOURCES); past turns only when the user's setting allows them too.
+    sources: Sequence[str] = SOURCES
 
     @property
     def depth(self) -> int:
@@ -211,8 +273,9 @@ def _empty(request: PreviewRequest, *, enabled: bool, reason: str, message: str)
         "block": "",
         "hash": hashlib.sha256(b"").hexdigest(),
         "memories": [],
+        "episodes": [],
         "dropped": [],
-        "tokens": {**dict.fromkeys(SCOPES, 0), "total": 0},
+        "tokens": {**dict.fromkeys(SCOPES, 0), "episodes": 0, "total": 0},
         "budget": {"total": request.budget, **request.scope_budgets},
         "degraded": None,
         "dry_run": request.dry_run,
@@ -249,7 +312,9 @@ def _select(
 
 
 def _render_chosen(
-    chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]], fmt: str
+    chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]],
+    fmt: str,
+    episodes: Sequence[Episode] = (),
 ) -> str:
     return render(
         {
@@ -257,7 +322,58 @@ def _render_chosen(
             for scope, items in chosen.items()
         },
         fmt,
+        sorted(episodes, key=episode_order),
     )
+
+
+def evidence_message_ids(memory_ids: Sequence[int]) -> set[int]:
+    """The messages the memories were extracted from (their evidence's message ids)."""
+    found: set[int] = set()
+    if not memory_ids:
+        return found
+    for evidence in Memory.objects.filter(pk__in=list(memory_ids)).values_list(
+        "evidence", flat=True
+    ):
+        for item in evidence if isinstance(evidence, list) else []:
+            if not isinstance(item, dict):
+                continue
+            raw = [*(item.get("messages") or []), *(item.get("message_ids") or [])]
+            raw.append(item.get("message_id"))
+            found.update(int(value) for value in raw if str(value).isdigit())
+    return found
+
+
+def _select_episodes(
+    found: Sequence[Episode],
+    covered: set[int],
+    request: PreviewRequest,
+    room: int,
+) -> list[Episode]:
+    """The best past turns: none a chosen memory came from (``covered``), each turn shown
+    once, at most ``request.limit`` of them in ``room`` tokens."""
+    candidates = [
+        episode
+        for episode in found
+        if episode.turn.message_id not in covered and episode.score >= request.min_score
+    ][: 2 * request.limit]
+    with_context(candidates)
+    picked: list[Episode] = []
+    shown = set(covered)
+    used = 0
+    for episode in candidates:
+        if len(picked) >= request.limit:
+            break
+        if episode.turn.message_id in shown:
+            continue
+        if episode.reply_to is not None and episode.reply_to.message_id in shown:
+            episode.reply_to = None
+        episode.tokens = episode_tokens(episode)
+        if used + episode.tokens > room:
+            continue
+        picked.append(episode)
+        used += episode.tokens
+        shown.update(episode.message_ids)
+    return picked
 
 
 def record_access(
@@ -385,7 +501,8 @@ def injection_preview(
 def _build(
     user: User, request: PreviewRequest, *, api_token: ApiToken | None, client: str
 ) -> dict[str, Any]:
-    if not MemorySettings.for_user(user).memory_enabled:
+    memory_settings = MemorySettings.for_user(user)
+    if not memory_settings.memory_enabled:
         return _empty(
             request,
             enabled=False,
@@ -400,27 +517,65 @@ def _build(
             message="This is a temporary (private) conversation: no memory is injected.",
         )
     project_ids = member_project_ids(user)
-    pool = chat_pool(
-        user,
-        project=request.project,
-        conversation=request.conversation,
-        as_of=request.as_of,
-        project_ids=project_ids,
-    )
-    access = access_lexemes(user, project_ids)
-    # The pool's projects: the one the chat names, if any.
-    buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
-    ranking = rank(pool, request.query, depth=request.depth, access=access, buckets=buckets)
     now = request.as_of or timezone.now()
     intent = query_intent(request.query, participant_names(user, request.conversation))
-    ranked = [
-        item
-        for item in scored(load_candidates(pool, ranking.matches), ranking.matches, now, intent)
-        if item.memory.pinned or item.score >= request.min_score
-    ]
-    ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))
+    timings: dict[str, float] = {}
+    degraded = None
+    ranked: list[ScoredMemory[RecalledMemory]] = []
+    if "memories" in request.sources:
+        pool = chat_pool(
+            user,
+            project=request.project,
+            conversation=request.conversation,
+            as_of=request.as_of,
+            project_ids=project_ids,
+        )
+        access = access_lexemes(user, project_ids)
+        # The pool's projects: the one the chat names, if any.
+        buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
+        ranking = rank(pool, request.query, depth=request.depth, access=access, buckets=buckets)
+        timings.update(ranking.timings_ms)
+        degraded = ranking.degraded
+        ranked = [
+            item
+            for item in scored(load_candidates(pool, ranking.matches), ranking.matches, now, intent)
+            if item.memory.pinned or item.score >= request.min_score
+        ]
+        ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))
     chosen, dropped = _select(ranked, request)
-    block = _render_chosen(chosen, request.fmt)
+    episodes: list[Episode] = []
+    if "episodes" in request.sources and memory_settings.reference_past_conversations:
+        started = time.perf_counter()
+        search = search_episodes(
+            episode_pool(
+                user,
+                project=request.project,
+                project_ids=project_ids,
+                conversation=request.conversation,
+                as_of=request.as_of,
+            ),
+            request.query,
+            depth=request.depth,
+            intent=intent,
+            now=now,
+        )
+        chosen_ids = [item.memory.pk for items in chosen.values() for item, _ in items]
+        covered = evidence_message_ids(chosen_ids) if search.episodes else set()
+        used = sum(tokens for _item, tokens in chosen["conversation"])
+        episodes = _select_episodes(
+            search.episodes, covered, request, request.scope_budgets["conversation"] - used
+        )
+        # Over the total budget, past turns go first (the memories alone fit: ``_select``).
+        episodes.sort(key=lambda episode: (-episode.score, episode.turn.message_id))
+        while episodes and estimate_tokens(_render_chosen(chosen, request.fmt, episodes)) > (
+            request.budget
+        ):
+            episodes.pop()
+        timings["episodes_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        if degraded is None and search.ranking is not None:
+            degraded = search.ranking.degraded
+    episodes.sort(key=episode_order)
+    block = _render_chosen(chosen, request.fmt, episodes)
     block_hash = hashlib.sha256(block.encode()).hexdigest()
     selected = [
         _entry(item, tokens)
@@ -446,13 +601,15 @@ def _build(
         "block": block,
         "hash": block_hash,
         "memories": selected,
+        "episodes": [episode.entry() for episode in episodes],
         "dropped": dropped,
         "tokens": {
             **{scope: sum(tokens for _item, tokens in items) for scope, items in chosen.items()},
+            "episodes": sum(episode.tokens for episode in episodes),
             "total": estimate_tokens(block),
         },
         "budget": {"total": request.budget, **request.scope_budgets},
-        "degraded": ranking.degraded.as_dict() if ranking.degraded else fallback_degraded(),
+        "degraded": degraded.as_dict() if degraded else fallback_degraded(),
         "dry_run": request.dry_run,
-        "timing_ms": dict(ranking.timings_ms),
+        "timing_ms": timings,
     }

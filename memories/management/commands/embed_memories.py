@@ -1,8 +1,10 @@
-"""Embed the memories that have no vector from the configured model, or all of them.
+"""Embed the memories that have no vector from the configured model, or all of them, and
+the other embedded rows the same way (the messages of conversations, for episodic recall:
+``embeddings.EMBEDDED_TABLES``).
 
 ``--rebuild`` re-embeds everything; when the configured dimension differs from
-the column's, it first changes the column to that dimension and recreates the
-HNSW index (the old vectors cannot be kept: they come from another model).
+the columns', it first changes every embedded table's column to that dimension and
+recreates its HNSW indexes (the old vectors cannot be kept: they come from another model).
 ``--download`` first fetches the model2vec model (MEMORY_EMBEDDING_PROVIDER auto or
 model2vec) into MEMORY_EMBEDDING_CACHE_DIR when it is not there yet.
 """
@@ -17,31 +19,35 @@ from django.db import connection, transaction
 from pgvector.django import HnswIndex
 
 from memories.embeddings import (
+    EMBEDDED_TABLES,
+    EmbeddedTable,
     EmbeddingError,
+    EmbeddingProvider,
     column_dimensions,
     download_if_missing,
     fallback_reason,
     get_provider,
     reset_caches,
-    store_embeddings,
 )
-from memories.models import Memory
 
 
 def resize_embedding_column(dimensions: int) -> None:
-    """Drop every vector, change the column to ``dimensions`` and recreate its indexes."""
-    vector_indexes = [index for index in Memory._meta.indexes if isinstance(index, HnswIndex)]
+    """Drop every vector, change the embedded tables' columns to ``dimensions`` and recreate
+    their indexes."""
     with transaction.atomic(), connection.schema_editor() as editor:
         # ALTER TABLE refuses to run while deferred foreign-key checks are pending.
         editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        for index in vector_indexes:
-            editor.remove_index(Memory, index)
-        editor.execute("UPDATE memoryapp_memory SET embedding = NULL, embedding_model = ''")
-        editor.execute(
-            f"ALTER TABLE memoryapp_memory ALTER COLUMN embedding TYPE vector({int(dimensions)})"
-        )
-        for index in vector_indexes:
-            editor.add_index(Memory, index)
+        for embedded in EMBEDDED_TABLES.values():
+            model, table = embedded.model, connection.ops.quote_name(embedded.table)
+            indexes = [index for index in model._meta.indexes if isinstance(index, HnswIndex)]
+            for index in indexes:
+                editor.remove_index(model, index)
+            editor.execute(f"UPDATE {table} SET embedding = NULL, embedding_model = ''")
+            editor.execute(
+                f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({int(dimensions)})"
+            )
+            for index in indexes:
+                editor.add_index(model, index)
     reset_caches()
 
 
@@ -101,23 +107,31 @@ class Command(BaseCommand):
                 f"Changing the vector column from {stored} to {provider.dimensions} dimensions…"
             )
             resize_embedding_column(provider.dimensions)
-        memories = Memory.objects.order_by("id")
-        if not rebuild:
-            memories = memories.exclude(embedding_model=provider.model_name)
-        ids = list(memories.values_list("id", flat=True))
-        progress = ProgressBar(len(ids), self.stderr if options["verbosity"] else None)
+        counts = []
+        for embedded in EMBEDDED_TABLES.values():
+            done = self.embed(embedded, provider, rebuild, batch_size, options["verbosity"])
+            counts.append(f"{done} {embedded.label}")
+        self.stdout.write(
+            self.style.SUCCESS(f"Embedded {' and '.join(counts)} with {provider.model_name}.")
+        )
+
+    def embed(
+        self,
+        embedded: EmbeddedTable,
+        provider: EmbeddingProvider,
+        rebuild: bool,
+        batch_size: int,
+        verbosity: int,
+    ) -> int:
+        ids = embedded.pending_ids(None if rebuild else provider.model_name)
+        progress = ProgressBar(len(ids), self.stderr if verbosity and ids else None)
         done = 0
         for start in range(0, len(ids), max(1, batch_size)):
             chunk = ids[start : start + batch_size]
-            rows = list(
-                Memory.objects.filter(id__in=chunk).order_by("id").values_list("id", "content")
-            )
             try:
-                store_embeddings(rows, provider)
+                embedded.store(chunk, provider)
             except EmbeddingError as exc:
-                raise CommandError(f"Stopped after {done} memories: {exc}") from exc
+                raise CommandError(f"Stopped after {done} {embedded.label}: {exc}") from exc
             done += len(chunk)
             progress.show(done)
-        self.stdout.write(
-            self.style.SUCCESS(f"Embedded {done} memories with {provider.model_name}.")
-        )
+        return done

@@ -1,0 +1,276 @@
+"""Episodic recall: the past turns of conversations that answer a query.
+
+Memories are what extraction kept; the turns themselves often say more (what
+exactly was said, when, by whom). The stored messages of conversations that
+are not temporary are searched with memories' machinery (``retrieval.rank``:
+BM25 over the same search documents, the vector search over the same
+embeddings, weighted reciprocal rank fusion), the query's intent boosts turns
+said by or about the people it names and, for a question asking when, turns
+that name a date (``QueryIntent``).
+
+Which turns: those of the user's own conversations, and of the conversations
+of the project the chat names when the user may read it (as with project
+memories, a project's past is brought only into chats about that project);
+sent at or before ``as_of``; never a temporary conversation's; not the
+current conversation's latest turns (the client sends those itself).
+
+An episode is one turn, with the turn it answers when that helps: a short
+reply ("Yes, last Tuesday!") means little alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Max, Q
+
+from conversations.models import Conversation, Message, MessageQuerySet, MessageRole
+from memories.models import one_line
+from memories.retrieval import (
+    RECENCY_HALF_LIFE_DAYS,
+    WEIGHTS,
+    QueryIntent,
+    Ranking,
+    rank,
+)
+from teams.models import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+# The fusion's weights of the keyword and the vector list for turns (memories': 1.0, 0.5).
+EPISODE_KEYWORD_WEIGHT = 1.0
+EPISODE_VECTOR_WEIGHT = 0.5
+# What a turn's score has beside its relevance, in place of a memory's importance,
+# confidence and use: a turn is what was said (confidence 1), of middling importance.
+EPISODE_IMPORTANCE = 0.9
+EPISODE_CONFIDENCE = 1.0
+# The current conversation's latest turns are left out: the client sends up to this many.
+CURRENT_RECENT_TURNS = 20
+# A reply this short (in words) or to a question comes with the turn it answers.
+SHORT_REPLY_WORDS = 20
+# A turn is shown up to this many characters.
+MAX_TURN_CHARS = 600
+
+
+@dataclass(frozen=True)
+class Turn:
+    message_id: int
+    conversation_id: int
+    position: int
+    role: str
+    speaker: str
+    sent_at: datetime
+    text: str
+
+
+@dataclass
+class Episode:
+    """A past turn that answers the query, and the one it answers (``reply_to``) if shown."""
+
+    turn: Turn
+    score: float
+    parts: dict[str, Any]
+    reply_to: Turn | None = None
+    tokens: int = 0
+
+    @property
+    def message_ids(self) -> list[int]:
+        context = [self.reply_to.message_id] if self.reply_to else []
+        return [*context, self.turn.message_id]
+
+    def entry(self) -> dict[str, Any]:
+        """As the preview's ``episodes`` list shows it."""
+        turn = self.turn
+        return {
+            "id": turn.message_id,
+            "message_id": turn.message_id,
+            "message_ids": self.message_ids,
+            "conversation_id": turn.conversation_id,
+            "speaker": turn.speaker,
+            "role": turn.role,
+            "sent_at": turn.sent_at,
+            "text": turn.text,
+            "reply_to": (
+                {
+                    "message_id": self.reply_to.message_id,
+                    "speaker": self.reply_to.speaker,
+                    "sent_at": self.reply_to.sent_at,
+                    "text": self.reply_to.text,
+                }
+                if self.reply_to
+                else None
+            ),
+            "score": self.score,
+            "score_parts": self.parts,
+            "tokens": self.tokens,
+        }
+
+
+@dataclass
+class EpisodeSearch:
+    episodes: list[Episode]
+    ranking: Ranking | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def episode_pool(
+    user: User,
+    *,
+    project: Project | None,
+    project_ids: Sequence[int],
+    conversation: Conversation | None = None,
+    as_of: datetime | None = None,
+) -> MessageQuerySet:
+    """The turns a chat may be reminded of (see the module docstring)."""
+    visible = Q(conversation__owner=user)
+    if project is not None and project.pk in project_ids:
+        visible |= Q(conversation__project=project)
+    messages = Message.objects.searchable().filter(visible)
+    if as_of is not None:
+        messages = messages.filter(sent_at__lte=as_of)
+    if conversation is not None:
+        last = conversation.messages.aggregate(last=Max("position"))["last"] or 0
+        messages = messages.exclude(
+            conversation=conversation, position__gt=last - CURRENT_RECENT_TURNS
+        )
+    return messages
+
+
+def _speaker(participants: Any, role: str, speaker: str) -> str:
+    if speaker:
+        return speaker
+    for participant in participants if isinstance(participants, list) else []:
+        if isinstance(participant, dict) and participant.get("role") == role:
+            return str(participant.get("name") or "")
+    return str(MessageRole(role).label) if role in MessageRole.values else role.title()
+
+
+def _short(text: str) -> str:
+    text = one_line(text)
+    return text if len(text) <= MAX_TURN_CHARS else text[: MAX_TURN_CHARS - 1].rstrip() + "…"
+
+
+_TURN_COLUMNS = (
+    "id",
+    "conversation_id",
+    "position",
+    "role",
+    "speaker",
+    "sent_at",
+    "content",
+    "conversation__participants",
+)
+
+
+def _turn(row: tuple[Any, ...]) -> Turn:
+    pk, conversation_id, position, role, speaker, sent_at, content, participants = row
+    return Turn(
+        pk,
+        conversation_id,
+        position,
+        role,
+        _speaker(participants, role, speaker),
+        sent_at,
+        _short(content),
+    )
+
+
+def load_turns(ids: Sequence[int]) -> dict[int, Turn]:
+    rows = Message.objects.filter(pk__in=list(ids)).values_list(*_TURN_COLUMNS)
+    return {row[0]: _turn(row) for row in rows}
+
+
+def previous_turns(turns: Sequence[Turn]) -> dict[int, Turn]:
+    """The turn before each of ``turns`` in its conversation, by the later turn's id."""
+    if not turns:
+        return {}
+    wanted = Q()
+    for turn in turns:
+        wanted |= Q(conversation_id=turn.conversation_id, position=turn.position - 1)
+    before = {
+        (row[1], row[2]): _turn(row)
+        for row in Message.objects.filter(wanted).values_list(*_TURN_COLUMNS)
+    }
+    return {
+        turn.message_id: before[(turn.conversation_id, turn.position - 1)]
+        for turn in turns
+        if (turn.conversation_id, turn.position - 1) in before
+    }
+
+
+def answers(turn: Turn, previous: Turn) -> bool:
+    """Whether ``turn`` is best shown with ``previous``: another speaker's question, or any
+    of theirs when the reply is short."""
+    if previous.speaker == turn.speaker:
+        return False
+    return previous.text.rstrip().endswith(("?", "？")) or (
+        len(turn.text.split()) <= SHORT_REPLY_WORDS
+    )
+
+
+def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[float, float]:
+    """(score, recency) of a turn: memories' weights (``retrieval.WEIGHTS``), with a turn's
+    importance and confidence (EPISODE_IMPORTANCE, EPISODE_CONFIDENCE), its recency from
+    when it was said, and no use."""
+    age_days = max((now - sent_at).total_seconds() / 86400, 0.0)
+    recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    score = (
+        WEIGHTS["relevance"] * relevance
+        + WEIGHTS["importance"] * EPISODE_IMPORTANCE
+        + WEIGHTS["confidence"] * EPISODE_CONFIDENCE
+        + WEIGHTS["recency"] * recency
+    )
+    return round(score, 6), recency
+
+
+def search_episodes(
+    pool: MessageQuerySet,
+    query: str,
+    *,
+    depth: int,
+    intent: QueryIntent,
+    now: datetime,
+) -> EpisodeSearch:
+    """The turns of ``pool`` that answer ``query``, best first (ties by id), each with the
+    turn it answers when that helps (``answers``)."""
+    ranking = rank(
+        pool,
+        query,
+        depth=depth,
+        buckets=None,
+        weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
+    )
+    turns = load_turns(list(ranking.matches))
+    episodes = []
+    for message_id, match in ranking.matches.items():
+        turn = turns.get(message_id)
+        if turn is None:
+            continue
+        person, date = intent.boost(turn.text, speaker=turn.speaker)
+        relevance = match["relevance"] * intent.factor(person, date)
+        score, recency = episode_score(relevance, turn.sent_at, now)
+        parts = {
+            "relevance": round(relevance, 6),
+            "recency": round(recency, 6),
+            "keyword_rank": match["keyword_rank"],
+            "vector_rank": match["vector_rank"],
+            "similarity": match["similarity"],
+            "person": person,
+            "dated": date,
+        }
+        episodes.append(Episode(turn, score, parts))
+    episodes.sort(key=lambda episode: (-episode.score, episode.turn.message_id))
+    return EpisodeSearch(episodes, ranking, dict(ranking.timings_ms))
+
+
+def with_context(episodes: Sequence[Episode]) -> None:
+    """Give each episode the turn it answers, when that helps (``answers``)."""
+    previous = previous_turns([episode.turn for episode in episodes])
+    for episode in episodes:
+        before = previous.get(episode.turn.message_id)
+        if before is not None and answers(episode.turn, before):
+            episode.reply_to = before

@@ -1,0 +1,228 @@
+"""Episodic recall: past turns in the injection preview, beside memories."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from accounts.models import MemorySettings
+from conversations.jobs import embed_messages
+from conversations.models import Conversation, Message
+from memories import services
+from memories.models import Memory
+from recall.injection import PreviewRequest, injection_preview
+from teams.models import Project
+from tests.recall_helpers import ApiClient
+
+pytestmark = pytest.mark.django_db
+
+DAY = timedelta(days=1)
+
+
+def chat(owner, *turns, external_id="past", sent_at=None, **fields):
+    """A conversation of (role, text) turns, stored and embedded as the API and job do."""
+    conversation = Conversation.objects.create(
+        owner=owner,
+        external_id=external_id,
+        participants=[{"name": "Mia", "role": "user"}, {"name": "Sam", "role": "assistant"}],
+        **fields,
+    )
+    start = sent_at or timezone.now() - 10 * DAY
+    messages = Message.objects.bulk_create(
+        Message(
+            conversation=conversation,
+            role=role,
+            content=text,
+            external_id=f"{external_id}-{n}",
+            position=n,
+            sent_at=start + n * timedelta(minutes=1),
+        )
+        for n, (role, text) in enumerate(turns, start=1)
+    )
+    embed_messages([m.pk for m in messages])
+    return conversation, messages
+
+
+def preview(user, message, **fields):
+    return injection_preview(user, PreviewRequest(message=message, **fields))
+
+
+def episode_ids(result):
+    return [episode["message_id"] for episode in result["episodes"]]
+
+
+def test_past_turns_follow_the_memories_in_their_own_section(alice):
+    services.memory_create(owner=alice, content="Mia likes green tea", actor=alice)
+    _conversation, (question, answer, other) = chat(
+        alice,
+        ("assistant", "Where did you go hiking?"),
+        ("user", "We hiked the Kalalau trail in Kauai"),
+        ("user", "The weather was nice"),
+    )
+
+    result = preview(alice, "Kalalau trail hiking")
+
+    assert answer.pk in episode_ids(result)
+    assert other.pk not in episode_ids(result)
+    episode = next(e for e in result["episodes"] if e["message_id"] == answer.pk)
+    assert episode["speaker"] == "Mia" and episode["conversation_id"] == answer.conversation_id
+    # The turn it answers (a question) comes with it.
+    assert episode["reply_to"]["message_id"] == question.pk
+    assert episode["message_ids"] == [question.pk, answer.pk]
+    assert {"relevance", "keyword_rank", "person", "dated"} <= set(episode["score_parts"])
+    day = answer.sent_at.date().isoformat()
+    assert "## From past conversations\n" in result["block"]
+    assert (
+        f"- [{day}] Sam: Where did you go hiking? → Mia: We hiked the Kalalau trail in Kauai"
+        in result["block"]
+    )
+    assert result["tokens"]["episodes"] == episode["tokens"] > 0
+
+
+def test_formats_show_the_section(alice):
+    chat(alice, ("user", "Our wedding is at the Lakeside <Inn>"))
+
+    xml = preview(alice, "wedding lakeside", fmt="xml")["block"]
+    assert "<past_conversations>\n<episode date=" in xml
+    assert "Mia: Our wedding is at the Lakeside &lt;Inn&gt;" in xml
+    assert xml.rstrip().endswith("</past_conversations>")
+
+    data = json.loads(preview(alice, "wedding lakeside", fmt="json")["block"])
+    assert data["past_conversations"][0]["speaker"] == "Mia"
+    assert data["past_conversations"][0]["text"] == "Our wedding is at the Lakeside <Inn>"
+
+
+def test_the_setting_and_the_sources_option(alice):
+    memory = services.memory_create(owner=alice, content="Wedding at the Lakeside Inn", actor=alice)
+    chat(alice, ("user", "Our wedding is at the Lakeside Inn"))
+
+    both = preview(alice, "wedding lakeside")
+    assert both["episodes"] and [m["id"] for m in both["memories"]] == [memory.pk]
+
+    only_memories = preview(alice, "wedding lakeside", sources=("memories",))
+    assert only_memories["episodes"] == [] and "past conversations" not in only_memories["block"]
+    only_episodes = preview(alice, "wedding lakeside", sources=("episodes",))
+    assert only_episodes["memories"] == [] and only_episodes["episodes"]
+
+    MemorySettings.objects.filter(user=alice).update(reference_past_conversations=False)
+    off = preview(alice, "wedding lakeside")
+    assert off["episodes"] == [] and off["block"] == "## Memory\n\n### User Preferences\n" + (
+        "- Wedding at the Lakeside Inn\n"
+    )
+
+
+def test_a_turn_and_the_memory_extracted_from_it_are_not_both_injected(alice):
+    _conversation, (turn,) = chat(alice, ("user", "My sister Priya lives in Toronto"))
+    memory = services.memory_create(
+        owner=alice,
+        content="Priya, Mia's sister, lives in Toronto",
+        evidence=[{"messages": [turn.pk], "quote": "My sister Priya lives in Toronto"}],
+        actor=alice,
+    )
+
+    result = preview(alice, "Priya Toronto")
+
+    assert [m["id"] for m in result["memories"]] == [memory.pk]
+    assert turn.pk not in episode_ids(result)
+    # Without the memory, the turn is shown.
+    assert turn.pk in episode_ids(preview(alice, "Priya Toronto", sources=("episodes",)))
+
+
+def test_visibility_of_past_turns(alice, bob, charlie, project):
+    _c, (mine,) = chat(alice, ("user", "The survey drone flies on Tuesdays"), external_id="a")
+    _c, (strangers,) = chat(charlie, ("user", "The survey drone is red"), external_id="c")
+    _c, (teams,) = chat(
+        bob, ("user", "The survey drone needs new rotors"), external_id="b", project=project
+    )
+    other_project = Project.objects.create(team=project.team, name="Other")
+    _c, (elsewhere,) = chat(
+        bob, ("user", "The survey drone battery died"), external_id="o", project=other_project
+    )
+
+    seen = episode_ids(preview(alice, "survey drone", project=project))
+    assert mine.pk in seen
+    assert teams.pk in seen
+    assert strangers.pk not in seen and elsewhere.pk not in seen
+    # Without the project named, only their own.
+    assert episode_ids(preview(alice, "survey drone")) == [mine.pk]
+    # A stranger sees none of it.
+    assert strangers.pk in episode_ids(preview(charlie, "survey drone"))
+    assert not {mine.pk, teams.pk} & set(episode_ids(preview(charlie, "survey drone")))
+
+
+def test_as_of_sees_only_the_turns_said_by_then(alice):
+    now = timezone.now()
+    _c, (old,) = chat(
+        alice, ("user", "The kayak trip is booked"), external_id="old", sent_at=now - 30 * DAY
+    )
+    _c, (new,) = chat(
+        alice, ("user", "The kayak trip is cancelled"), external_id="new", sent_at=now - DAY
+    )
+
+    assert set(episode_ids(preview(alice, "kayak trip"))) == {old.pk, new.pk}
+    assert episode_ids(preview(alice, "kayak trip", as_of=now - 10 * DAY)) == [old.pk]
+
+
+def test_temporary_conversations_are_never_searched(alice):
+    _c, (secret,) = chat(alice, ("user", "The surprise party is at Lola's"), temporary=True)
+
+    assert Message.objects.get(pk=secret.pk).search_document == ""
+    assert Message.objects.get(pk=secret.pk).embedding is None
+    assert episode_ids(preview(alice, "surprise party Lola")) == []
+
+
+def test_the_current_conversations_latest_turns_are_left_out(alice):
+    current, (turn,) = chat(alice, ("user", "Let us plan the kayak trip"), external_id="now")
+
+    assert episode_ids(preview(alice, "kayak trip", conversation=current)) == []
+    assert episode_ids(preview(alice, "kayak trip")) == [turn.pk]
+
+
+def test_the_api_takes_sources_and_returns_episodes(alice):
+    chat(alice, ("user", "Our wedding is at the Lakeside Inn"))
+    api = ApiClient(alice)
+
+    body = api.post("/injection-preview", {"message": "wedding lakeside"}).json()
+    assert body["episodes"][0]["text"] == "Our wedding is at the Lakeside Inn"
+    assert body["episodes"][0]["sent_at"]
+    body = api.post(
+        "/injection-preview", {"message": "wedding lakeside", "sources": ["memories"]}
+    ).json()
+    assert body["episodes"] == []
+    assert api.post("/injection-preview", {"message": "x", "sources": ["web"]}).status_code in (
+        400,
+        422,
+    )
+
+
+def test_embed_memories_embeds_messages_too(alice):
+    _c, (turn,) = chat(alice, ("user", "Our wedding is at the Lakeside Inn"))
+    Message.objects.update(embedding=None, embedding_model="")
+
+    call_command("embed_memories", verbosity=0)
+
+    assert Message.objects.get(pk=turn.pk).embedding is not None
+    assert not Memory.objects.exists()
+
+
+def test_the_setting_is_on_the_memory_settings_panel_in_both_languages(alice):
+    from tests.conftest import client_for
+
+    client = client_for(alice)
+    page = client.get("/settings/memories").content.decode()
+    assert "Reference past conversations" in page
+    client.post(
+        "/settings/memories/settings", {"memory_enabled": "on", "next": "/settings/memories"}
+    )
+    assert MemorySettings.for_user(alice).reference_past_conversations is False
+    client.post(
+        "/settings/memories/settings",
+        {"memory_enabled": "on", "reference_past_conversations": "on"},
+    )
+    assert MemorySettings.for_user(alice).reference_past_conversations is True
+    chinese = client.get("/settings/memories", headers={"Accept-Language": "zh-hans"})
+    assert "参考过去的对话" in chinese.content.decode()
