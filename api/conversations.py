@@ -27,7 +27,6 @@ from conversations.extraction.runs import (
     maybe_request_turns_extraction,
     retry_schedule_name,
 )
-from conversations.jobs import enqueue_message_embeddings
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
 from memories.sensitive import redact
 from teams.models import Project
@@ -286,7 +285,6 @@ def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn
                 )
             )
         Message.objects.bulk_create(new_messages)
-        enqueue_message_embeddings(new_messages)
         run = maybe_request_turns_extraction(conversation) if new_messages else None
     positions = {**existing, **{m.external_id: m.position for m in new_messages}}
     if run is not None:

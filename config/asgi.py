@@ -10,9 +10,11 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from config.database import start_embedded_servers
+from config.database import POOL_VARIABLE, start_embedded_servers
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Each request runs in a thread of its own here: connections come from a pool.
+os.environ.setdefault(POOL_VARIABLE, "true")
 django_application = get_asgi_application()
 
 from config.routing import build_application  # noqa: E402 (needs the apps loaded)

@@ -42,7 +42,9 @@ SHARED_BUFFERS_SHARE = 4
 SHARED_BUFFERS_MIN_MB = 128
 SHARED_BUFFERS_MAX_MB = 8192
 _SIZE = re.compile(r"^\s*(\d+)\s*(MB|GB)\s*$", re.IGNORECASE)
-# Connections one process may hold at once (requests, side connections, the worker's tasks).
+# Set by the ASGI entry point: its process takes connections from a pool.
+POOL_VARIABLE = "MEMORYAPP_CONNECTION_POOL"
+# Connections a web process may hold at once (requests and side connections).
 DEFAULT_POOL_SIZE = 20
 # Where a container's memory limit is found (cgroup v2, then v1).
 CGROUP_MEMORY_LIMITS = (
@@ -57,7 +59,7 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
     if url:
         config = dj_database_url.parse(url)
         config["ENGINE"] = "django.db.backends.postgresql"
-        return {**config, **connection_pool(environ)}
+        return {**config, **connection_reuse(environ)}
     pgdata = Path(environ.get("MEMORYAPP_PGDATA", "") or base_dir / "var" / "pgdata")
     return {
         "ENGINE": EMBEDDED_ENGINE,
@@ -66,7 +68,7 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
         # Filled in by the backend when it first connects (the server picks them).
         "HOST": "",
         "PORT": "",
-        **connection_pool(environ),
+        **connection_reuse(environ),
         "EMBEDDED": {
             "PGDATA": str(pgdata.expanduser().resolve()),
             "SHARED_BUFFERS_MB": shared_buffers_mb(environ),
@@ -74,13 +76,21 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
     }
 
 
-def connection_pool(environ: dict[str, str] | Any) -> dict[str, Any]:
-    """Connections come from a pool (psycopg_pool) and go back to it after each request.
+def connection_reuse(environ: dict[str, str] | Any) -> dict[str, Any]:
+    """How connections are reused: a pool in the ASGI web server, one per thread elsewhere.
 
     Under ASGI Django runs each request's view in a thread of its own, so a connection kept
     per thread (CONN_MAX_AGE) would be opened anew by every request and left open until the
-    thread's objects are collected; a pool reuses a few connections whatever the thread.
+    thread's objects are collected; a pool (psycopg_pool) reuses a few connections whatever
+    the thread. config/asgi.py asks for it (POOL_VARIABLE). Other processes keep a
+    connection per thread: the django-q2 worker forks its workers, and a pool's connections
+    must not be shared across a fork.
     """
+    if environ.get(POOL_VARIABLE, "").strip().lower() not in ("1", "true", "yes", "on"):
+        return {
+            "CONN_MAX_AGE": int(environ.get("DB_CONN_MAX_AGE", "") or 60),
+            "CONN_HEALTH_CHECKS": True,
+        }
     size = int(environ.get("DB_POOL_SIZE", "") or DEFAULT_POOL_SIZE)
     return {
         "CONN_MAX_AGE": 0,

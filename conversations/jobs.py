@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from conversations.models import Message
-
 
 def extract_conversation(run_id: int) -> str:
     """One extraction run (see conversations.extraction.runs); returns its final status.
@@ -62,14 +57,3 @@ def embed_messages(message_ids: list[int]) -> int:
             rows, provider, table=Message._meta.db_table, unchanged_column=None
         )
     return stored
-
-
-def enqueue_message_embeddings(messages: list[Message]) -> None:
-    """Embed ``messages`` in a job once their write commits (never a temporary
-    conversation's: they are never searched)."""
-    from django.db import transaction
-    from django_q.tasks import async_task
-
-    ids = [message.pk for message in messages if not message.conversation.temporary]
-    if ids:
-        transaction.on_commit(lambda: async_task("conversations.jobs.embed_messages", ids))

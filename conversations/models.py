@@ -102,8 +102,8 @@ class MessageQuerySet(models.QuerySet["Message"]):
 class Message(models.Model):
     """One turn of a conversation. The turns of conversations that are not temporary are
     searchable like memories (episodic recall, ``recall.episodes``): a search document and
-    vector kept as Memory's are (the trigger of migration 0003), and an embedding made by a
-    job after the messages arrive (``conversations.jobs.embed_messages``)."""
+    vector kept as Memory's are (the trigger of migration 0003), and an embedding made by the
+    extraction run that reads them (``conversations.jobs.embed_messages``)."""
 
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="messages"

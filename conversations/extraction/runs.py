@@ -46,6 +46,7 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
+from memories.embeddings import EmbeddingError
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from teams.models import Project
@@ -460,6 +461,8 @@ def _extract(run: ExtractionRun) -> int | None:
     if window:
         run.window_first, run.window_last = window[0].position, window[-1].position
     memory_settings = _memory_settings(conversation.owner)
+    if window and memory_settings.memory_enabled and not conversation.temporary:
+        _embed_turns(window)
     reason = _skip_reason(run, window, memory_settings)
     if reason:
         run.status, run.skip_reason = RunStatus.SKIPPED, reason
@@ -490,6 +493,19 @@ def _extract(run: ExtractionRun) -> int | None:
     run.created, run.merged = tally.created, tally.merged
     run.superseded, run.skipped = tally.superseded, tally.skipped
     return window[-1].position if window else None
+
+
+def _embed_turns(window: list[WindowMessage]) -> None:
+    """Embed the window's messages for episodic recall: the run that reads them does it, one
+    batch per window, rather than a job for every batch a client posts. A failing provider
+    loses nothing: the turns are found by keyword meanwhile, and ``embed_memories`` (which
+    covers messages) embeds what is missing."""
+    from conversations.jobs import embed_messages
+
+    try:
+        embed_messages([message.id for message in window])
+    except EmbeddingError as exc:
+        logger.warning("Messages %s..%s not embedded: %s", window[0].id, window[-1].id, exc)
 
 
 def _memory_settings(user: User) -> MemorySettings:

@@ -13,7 +13,6 @@ import subprocess
 import sys
 from typing import Any
 
-import uvicorn
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -36,28 +35,27 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(f"memoryapp is running at http://{host}:{port}/  (Ctrl-C stops it)")
         )
-        # uvicorn re-raises the SIGTERM it caught once it has stopped: as Ctrl-C, it lets
-        # the worker be stopped below instead of killing this process outright.
+        # The web server runs in a process of its own, as in production: config.asgi sets up
+        # its connection pool before the settings load (this process loaded them already).
+        command = [sys.executable, "-m", "uvicorn", "config.asgi:application"]
+        command += ["--host", host, "--port", port, "--lifespan", "on"]
+        if not options["noreload"]:
+            command += ["--reload", "--reload-dir", str(settings.BASE_DIR)]
+        web = subprocess.Popen(command, cwd=settings.BASE_DIR)
+        # SIGTERM stops both, as Ctrl-C does.
         signal.signal(signal.SIGTERM, _interrupt)
         try:
-            uvicorn.run(
-                "config.asgi:application",
-                host=host,
-                port=int(port),
-                lifespan="on",
-                reload=not options["noreload"],
-                reload_dirs=[str(settings.BASE_DIR)],
-                log_level="info",
-            )
+            web.wait()
         except KeyboardInterrupt:
             pass
         finally:
-            if worker is not None:
-                worker.terminate()
+            for process in (web, worker):
+                process.terminate()
+            for process in (web, worker):
                 try:
-                    worker.wait(timeout=15)
+                    process.wait(timeout=15)
                 except subprocess.TimeoutExpired:
-                    worker.kill()
+                    process.kill()
 
 
 def _interrupt(signum: int, frame: Any) -> None:
