@@ -171,6 +171,10 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             for status, codes in sorted(statuses.items()):
+                # ninja keys its own responses by int: the same status as text would be a
+                # second "409" in the JSON, which OpenAPI tools (Swagger UI) refuse.
+                if status in responses:
+                    continue
                 responses.setdefault(
                     str(status),
                     {

@@ -77,3 +77,15 @@ def test_every_operation_documents_the_error_statuses(alice: Any) -> None:
     assert {"201", "409", "422"} <= set(memory_post)
     tags = schema["components"]["schemas"]["MemoryIn"]["properties"]["tags"]
     assert tags["items"]["maxLength"] == 50
+
+
+def test_the_openapi_document_has_no_duplicate_keys(alice: Any) -> None:
+    """Swagger UI (/api/v1/docs) refuses a document with a status listed twice."""
+
+    def refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _value in pairs]
+        assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+        return dict(pairs)
+
+    raw = ApiClient(alice).get("/openapi.json").content
+    json.loads(raw, object_pairs_hook=refuse_duplicates)

@@ -46,7 +46,6 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
-from memories.embeddings import EmbeddingError
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from teams.models import Project
@@ -503,9 +502,11 @@ def _embed_turns(window: list[WindowMessage]) -> None:
     from conversations.jobs import embed_messages
 
     try:
-        embed_messages([message.id for message in window])
-    except EmbeddingError as exc:
-        logger.warning("Messages %s..%s not embedded: %s", window[0].id, window[-1].id, exc)
+        # A savepoint: whatever fails here leaves the run's own transaction usable.
+        with transaction.atomic():
+            embed_messages([message.id for message in window])
+    except Exception:
+        logger.warning("Messages %s..%s not embedded", window[0].id, window[-1].id, exc_info=True)
 
 
 def _memory_settings(user: User) -> MemorySettings:
