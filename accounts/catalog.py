@@ -4,7 +4,8 @@ makemessages finds only literal strings. memories/memory_list.py translates its 
 actions by name (``gettext(name)``), so they are listed here. allauth's Chinese catalog
 speaks to the reader as 您 where the app says 你 throughout: its strings shown on our
 sign-up, log-in, password and email pages (and in its emails) are repeated here so the
-project's catalog, which Django consults first (LOCALE_PATHS), gives them in one register.
+project's catalog, which Django consults first (LOCALE_PATHS), gives them in one register,
+and so are those it leaves half in English ("Email地址"): the app says 邮箱.
 """
 
 from __future__ import annotations
@@ -106,4 +107,21 @@ ALLAUTH_IN_OUR_REGISTER = [
     gettext_noop(
         '<strong>Note:</strong> you can still <a href="%(email_url)s">change your email address</a>.'
     ),
+]
+
+ALLAUTH_EMAIL_WORDING = [
+    gettext_noop("Email Addresses"),
+    gettext_noop("Primary"),
+    gettext_noop("Re-send Verification"),
+    gettext_noop("Add Email Address"),
+    gettext_noop("Add Email"),
+    gettext_noop("Email Changed"),
+    gettext_noop("Email Confirmation"),
+    gettext_noop("Email Removed"),
+    gettext_noop("Email Address"),
+    gettext_noop("Current email"),
+    gettext_noop("Change Email"),
+    gettext_noop("Confirm Email Address"),
+    gettext_noop("Removed email address %(email)s."),
+    gettext_noop("Primary email address set."),
 ]
