@@ -32,6 +32,10 @@ class MemorySettings(models.Model):
     # Changes made by extraction after this moment are announced as "Memory updated".
     notices_seen_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
+    # The language of the pages, saved from the language menu; empty follows the browser.
+    language = models.CharField(
+        _("language"), max_length=10, blank=True, default="", choices=settings.LANGUAGES
+    )
 
     class Meta:
         verbose_name = _("memory settings")

@@ -5,6 +5,8 @@ from django.urls import path
 from accounts import views
 
 urlpatterns = [
+    # The header's colour theme switch
+    path("settings/theme", views.theme_set, name="theme-set"),
     # API tokens
     path("settings/tokens/", views.token_list, name="token-list"),
     path("settings/tokens/new", views.token_create, name="token-create"),

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.context_processors import THEME_COOKIE, THEMES
 from accounts.forms import TokenForm
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import ApiToken
@@ -60,3 +62,18 @@ def token_revoke(request: AuthenticatedHttpRequest, token_id: int) -> HttpRespon
     token.revoke()
     messages.success(request, _("Token “%(name)s” revoked.") % {"name": token.name})
     return redirect("token-list")
+
+
+@require_POST
+def theme_set(request: HttpRequest) -> HttpResponse:
+    """The header's light / dark / system switch without JavaScript: a cookie, then back."""
+    theme = request.POST.get("theme", "system")
+    next_url = request.POST.get("next", "/")
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = "/"
+    response = redirect(next_url)
+    if theme in THEMES:
+        response.set_cookie(THEME_COOKIE, theme, max_age=365 * 24 * 3600, samesite="Lax")
+    return response

@@ -3,9 +3,12 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.text import Truncator
 
 from memories.models import ForgettingReport, Memory, MemoryEvent, Status, WorkerHeartbeat
 from memories.services import memory_reject, memory_review_accept
+
+SHORT_CONTENT_CHARS = 60
 
 
 class MemoryEventInline(admin.TabularInline):
@@ -20,6 +23,7 @@ class MemoryEventInline(admin.TabularInline):
 
 @admin.register(Memory)
 class MemoryAdmin(admin.ModelAdmin):
+    # Few, narrow columns: the list fits a laptop screen without scrolling sideways.
     list_display = [
         "short_content",
         "kind",
@@ -28,10 +32,7 @@ class MemoryAdmin(admin.ModelAdmin):
         "project",
         "status",
         "pinned",
-        "importance",
-        "confidence",
-        "access_count",
-        "created_at",
+        "created",
     ]
     list_filter = [
         "status",
@@ -61,9 +62,13 @@ class MemoryAdmin(admin.ModelAdmin):
     inlines = [MemoryEventInline]
     actions = ["accept_pending", "reject_pending"]
 
+    @admin.display(description="created", ordering="created_at")
+    def created(self, obj: Memory) -> str:
+        return obj.created_at.date().isoformat()
+
     @admin.display(description="content")
     def short_content(self, obj: Memory) -> str:
-        return obj.content[:80]
+        return Truncator(" ".join(obj.content.split())).chars(SHORT_CONTENT_CHARS)
 
     @admin.action(description="Accept selected pending memories")
     def accept_pending(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:

@@ -144,9 +144,12 @@ def team_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def team_leave(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """GET asks for confirmation (the team's memories are out of reach once left); POST leaves."""
     membership = get_membership(request, slug)
+    if request.method == "GET":
+        return render(request, "teams/team_leave.html", {"team": membership.team})
     try:
         services.membership_remove(acting=membership, target=membership)
     except services.TeamRuleError as refusal:

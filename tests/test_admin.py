@@ -26,3 +26,31 @@ def test_every_admin_list_and_add_page_loads_with_demo_data() -> None:
 
 def test_the_admin_is_for_staff_only(alice: Any) -> None:
     assert client_for(alice).get("/admin/memoryapp/memory/").status_code == 302
+
+
+@pytest.mark.django_db
+def test_each_admin_section_has_its_own_title() -> None:
+    import re
+
+    superuser, _created = create_demo_user()
+    html = client_for(superuser).get("/admin/").content.decode()
+    captions = re.findall(r'<caption>\s*<a [^>]*class="section"[^>]*>([^<]+)</a>', html)
+    assert len(captions) >= 5
+    assert len(captions) == len({caption.strip().lower() for caption in captions}), captions
+
+
+@pytest.mark.django_db
+def test_the_memory_list_shows_few_columns_and_short_content() -> None:
+    from memories.admin import MemoryAdmin
+    from memories.models import Memory
+
+    superuser, _created = create_demo_user()
+    assert len(MemoryAdmin.list_display) <= 8
+    memory = Memory.objects.first()
+    assert memory is not None
+    memory.content = "word " * 60
+    short = MemoryAdmin(Memory, admin.site).short_content(memory)
+    assert len(short) <= 60 and short.endswith("…")
+    page = client_for(superuser).get("/admin/memoryapp/memory/").content.decode()
+    head = page.split('id="result_list"')[1].split("</thead>")[0]
+    assert head.count('<th scope="col"') <= 9  # the columns and the select box

@@ -193,3 +193,43 @@ def test_an_archived_projects_pending_memories_wait_until_it_is_active_again(
     )
     project.set_archived(False)
     assert owner.post(f"/review/{memory.pk}/accept").status_code == 302
+
+
+def test_the_heading_counts_what_is_left_after_each_verdict(alice: Any) -> None:
+    first, second = _pending(alice, ("user", "I prefer Vue. We use pytest for tests."))
+    client = client_for(alice)
+    assert "2 memories await review." in client.get("/review/").content.decode()
+
+    accepted = client.post(f"/review/{first.pk}/accept", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="review-summary" class="review-summary" hx-swap-oob="true"' in accepted
+    assert "1 memory awaits review." in accepted
+
+    rejected = client.post(f"/review/{second.pk}/reject", HTTP_HX_REQUEST="true").content.decode()
+    assert "await" not in rejected
+    assert "Nothing to review." in rejected
+
+
+def test_an_empty_queue_says_only_nothing_to_review(alice: Any) -> None:
+    html = client_for(alice).get("/review/").content.decode()
+    assert "Nothing to review." in html
+    assert "0 memories" not in html and "await review" not in html
+    assert "Keyboard:" not in html
+
+
+def test_a_memory_extracted_seconds_ago_is_just_now(alice: Any) -> None:
+    _pending(alice, ("user", "I prefer Vue over React"))
+    html = client_for(alice).get("/review/").content.decode()
+    assert "just now" in html
+    assert "0\xa0minutes" not in html and "0 minutes" not in html
+
+
+def test_keyboard_hints_are_hidden_on_touch_screens() -> None:
+    from django.conf import settings
+
+    css = (settings.BASE_DIR / "static/css/app.css").read_text()
+    hover_none = css.split("@media (hover: none)")[1].split("}")[0]
+    assert ".keyboard-hint" in hover_none
+    template = (
+        settings.BASE_DIR / "templates/conversations/partials/review_summary.html"
+    ).read_text()
+    assert 'class="help keyboard-hint"' in template

@@ -258,3 +258,15 @@ def test_withdrawing_an_invitation(alice: Any, team: Team) -> None:
     invitation = Invitation.objects.create(team=team, email="x@example.com", invited_by=alice)
     client_for(alice).post(reverse("team-invitation-revoke", args=[team.slug, invitation.pk]))
     assert not Invitation.objects.filter(pk=invitation.pk).exists()
+
+
+def test_leaving_asks_for_confirmation_first(bob: Any, team: Team) -> None:
+    client = client_for(bob)
+    page = client.get(reverse("team-detail", args=[team.slug])).content.decode()
+    assert f'href="{reverse("team-leave", args=[team.slug])}"' in page
+    confirm = client.get(reverse("team-leave", args=[team.slug]))
+    assert confirm.status_code == 200
+    assert "Leave “Rail Team”?" in confirm.content.decode()
+    assert Membership.objects.filter(team=team, user=bob).exists()
+    client.post(reverse("team-leave", args=[team.slug]))
+    assert not Membership.objects.filter(team=team, user=bob).exists()

@@ -42,7 +42,12 @@ def _done(request: AuthenticatedHttpRequest, memory: Memory, verdict: str) -> Ht
         return render(
             request,
             "conversations/partials/review_item_done.html",
-            {"memory": memory, "verdict": verdict},
+            # The heading's count follows (out of band): what is left to review.
+            {
+                "memory": memory,
+                "verdict": verdict,
+                "total": memories_reviewable_by(request.user).count(),
+            },
         )
     messages.success(request, f"{verdict}: {memory.content[:80]}")
     return redirect("review-list")
