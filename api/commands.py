@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from ninja import Field, Router, Schema
 
-from api.auth import ApiRequest
+from accounts.models import TokenScope
+from api.auth import ApiRequest, requires_scope
 from api.errors import ApiError
 from api.memories import MemoryOut, actor_label, member_project
 from api.schemas import InSchema
@@ -52,6 +53,7 @@ class UndoOut(Schema):
 
 
 @router.post("/commands", response=CommandOut, summary="Run a slash command")
+@requires_scope(TokenScope.WRITE)
 def command(request: ApiRequest, payload: CommandIn) -> dict[str, Any]:
     conversation = None
     if payload.conversation_id:
@@ -81,6 +83,7 @@ def command(request: ApiRequest, payload: CommandIn) -> dict[str, Any]:
 
 
 @router.post("/commands/undo", response=UndoOut, summary="Undo a /forget")
+@requires_scope(TokenScope.WRITE)
 def command_undo(request: ApiRequest, payload: UndoIn) -> dict[str, Any]:
     language = detect_language("", request.headers.get("Accept-Language", ""), payload.language)
     result = undo_forget(

@@ -20,6 +20,8 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
+from accounts.models import TokenScope
+from api.auth import requires_scope
 from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.extraction.runs import (
@@ -218,6 +220,7 @@ def _participants(participants: list[Participant] | None) -> list[dict[str, Any]
     response={200: ConversationOut, 201: ConversationOut},
     summary="Start a conversation (idempotent by external_id)",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status[dict[str, Any]]:
     participants = _participants(payload.participants)
     existing = Conversation.objects.filter(
@@ -244,6 +247,7 @@ def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status
 
 
 @router.get("/conversations/{conversation_id}", response=ConversationOut, summary="A conversation")
+@requires_scope(TokenScope.INGEST)
 def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str, Any]:
     return _conversation_out(_own_conversation(request, conversation_id))
 
@@ -253,6 +257,7 @@ def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str,
     response=MessagesOut,
     summary="Add a batch of messages (idempotent by external_id)",
 )
+@requires_scope(TokenScope.INGEST)
 def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn) -> dict[str, Any]:
     with transaction.atomic():
         # The row lock keeps positions gapless when two batches arrive at once.
@@ -317,6 +322,7 @@ def _queued(run: ExtractionRun) -> Status[dict[str, Any]]:
     response={202: RunOut},
     summary="The conversation is over: extract what is left",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id, lock=True)
@@ -340,6 +346,7 @@ def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[
     response={202: RunOut},
     summary="A compaction summary to extract from",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_summary(
     request: HttpRequest, conversation_id: int, payload: SummaryIn
 ) -> Status[dict[str, Any]]:
@@ -358,6 +365,7 @@ def conversation_summary(
     response={202: RunOut},
     summary="Extract now",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_extract(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id)
@@ -366,6 +374,7 @@ def conversation_extract(request: HttpRequest, conversation_id: int) -> Status[d
 
 
 @router.get("/extraction-runs/{run_id}", response=RunOut, summary="An extraction run's state")
+@requires_scope(TokenScope.INGEST)
 def extraction_run_detail(request: HttpRequest, run_id: int) -> dict[str, Any]:
     run = ExtractionRun.objects.filter(pk=run_id, conversation__owner_id=request.user.pk).first()
     if run is None:

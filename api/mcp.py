@@ -459,13 +459,7 @@ class McpEndpoint:
         )
         self.app: ASGIApp = TokenAuth(
             http_app,  # type: ignore[arg-type]
-            {
-                "error": {
-                    "code": "UNAUTHORIZED",
-                    "message": "Send a valid API token as 'Authorization: Bearer <token>'.",
-                    "details": {},
-                }
-            },
+            lambda code, message: {"error": {"code": code, "message": message, "details": {}}},
         )
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
