@@ -221,6 +221,10 @@ class ApiToken(models.Model):
             return "expired"
         return "paused" if self.is_paused else "active"
 
+    @property
+    def scope_labels(self) -> list[str]:
+        return [str(TokenScope(scope).label) for scope in ALL_SCOPES if scope in self.scopes]
+
     def allows(self, scope: str) -> bool:
         return scope in self.scopes
 

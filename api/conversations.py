@@ -20,7 +20,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
-from accounts.models import TokenScope
+from accounts.models import MemorySettings, TokenScope
 from api.auth import requires_scope
 from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool
@@ -31,6 +31,8 @@ from conversations.extraction.runs import (
 )
 from conversations.jobs import enqueue_message_embeddings
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
+from memories.models import Scope
+from memories.permissions import token_may_write_to
 from memories.sensitive import redact
 from teams.models import Project
 from teams.permissions import can_write_project, projects_readable_by
@@ -184,6 +186,9 @@ def _writable_project(request: HttpRequest, reference: str | int) -> Project:
     project = projects_readable_by(request.user).filter(**lookup).first()
     if project is None:
         raise ApiError("NOT_FOUND", f"No project {reference!r} among your teams' projects.")
+    token = getattr(request, "api_token", None)
+    if not token_may_write_to(token, Scope.PROJECT, project.pk):
+        raise ApiError("FORBIDDEN", "This token may not add conversations to this project.")
     if not can_write_project(request.user, project):
         raise ApiError(
             "FORBIDDEN",
@@ -292,7 +297,12 @@ def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn
             )
         Message.objects.bulk_create(new_messages)
         enqueue_message_embeddings(new_messages)
-        run = maybe_request_turns_extraction(conversation) if new_messages else None
+        run = None
+        if new_messages and MemorySettings.for_user(request.user).privacy_paused:
+            # Memory paused (privacy): what is said meanwhile is kept, never extracted.
+            Conversation.objects.filter(pk=conversation.pk).update(extracted_through=last)
+        elif new_messages:
+            run = maybe_request_turns_extraction(conversation)
     positions = {**existing, **{m.external_id: m.position for m in new_messages}}
     if run is not None:
         run.refresh_from_db()
