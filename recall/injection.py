@@ -18,6 +18,13 @@ request's ``sources`` name them: within what the conversation budget leaves, the
 dropped over the total budget, in the order they were said. A turn a memory injected
 was extracted from is not shown again.
 
+With the user's "Show memory references in replies" (``show_citations``) on, the memories
+are numbered [1], [2]… in block order after one line asking the model to cite them, and
+the preview's ``references`` map each number to the memory's id, kind and page.
+
+A token limited to personal memories or one project (``memories_for_token``) recalls only
+those; the user's privacy pause injects nothing (reason ``privacy_paused``).
+
 Tokens are estimated (``memories.tokens.estimate_tokens``, the estimate extraction's
 windows use too), not counted with a model's tokenizer.
 """
@@ -169,8 +176,9 @@ def render(
         document: dict[str, Any] = {"cite": CITE_LINE} if cite and filled else {}
         for scope, memories in filled:
             document[scope] = [
-                {**({"n": next(numbers)} if cite else {}), "kind": m.kind}
-                | {"content": one_line(m.content)}
+                {"n": next(numbers), "kind": m.kind, "content": one_line(m.content)}
+                if cite
+                else {"kind": m.kind, "content": one_line(m.content)}
                 for m in memories
             ]
         if episodes:
