@@ -7,6 +7,11 @@ refusal comes back as a tool error (``isError``) whose text starts with the API'
 stable code (``NOT_FOUND: No memory 12.``) and whose structured content is the API's
 error body ``{"error": {"code", "message", "details"}}``.
 
+The token's scopes (``api.auth``) hold as in /api/v1/, since the tools call the same
+endpoint functions: read for get_memory_context, search_memories and list_memories; write
+for add, update, delete, restore, remember and forget. A paused token is refused (403
+TOKEN_PAUSED) before any tool runs.
+
 The server is stateless (each POST stands alone, JSON answers): any web worker can
 answer any request, and authentication is checked on every one.
 """

@@ -5,7 +5,6 @@ nothing injected (the preview's reason is privacy_paused)."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -117,8 +116,3 @@ def test_messages_sent_while_paused_are_kept_and_never_extracted(alice):
     MemorySettings.for_user(alice).resume()
     run = execute_run(extraction_request(conversation=conversation, trigger="manual").pk)
     assert run.skip_reason == runs.SKIP_NOTHING_NEW
-
-
-def fields(user: Any) -> tuple[bool, Any]:
-    settings = MemorySettings.for_user(user)
-    return settings.paused_indefinitely, settings.paused_until

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx2
@@ -17,7 +18,8 @@ from conversations.models import Conversation
 from memories.models import Memory
 from tests.live_asgi import FakeUpstream, live_asgi_server
 from tests.recall_helpers import remember
-from tests.test_mcp import error, with_session
+from tests.test_mcp import error
+from tests.test_mcp import with_session as mcp_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,6 +36,13 @@ def upstream(settings: Any) -> Iterator[FakeUpstream]:
 def server(upstream: FakeUpstream) -> Iterator[str]:
     with live_asgi_server() as url:
         yield url
+
+
+def with_session(url: str, secret: str, steps: Any) -> Any:
+    """The MCP client in a thread of its own: a browser test earlier in the run may have
+    left an event loop running in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(mcp_session, url, secret, steps).result()
 
 
 def secret(user: Any, **options: Any) -> str:
