@@ -206,6 +206,8 @@ def build_server() -> MemoryMCPServer:
                 text = result["block"] or "No stored memory is relevant to this message."
             data = {key: result[key] for key in ("enabled", "reason", "message", "block", "hash")}
             data["memory_ids"] = [memory["id"] for memory in result["memories"]]
+            # With Show memory references on: what each [n] in the block stands for.
+            data["references"] = result["references"]
             return ok(text, data)
 
         return await call(ctx, work)

@@ -154,3 +154,20 @@ def test_mcp_context_while_paused_says_so(server, alice):
     )
     assert result.structured_content["reason"] == "privacy_paused"
     assert "tabs" not in result.structured_content["block"]
+
+
+def test_mcp_context_carries_the_references_when_citations_are_on(server, alice):
+    memory = remember(alice, "Prefers tabs over spaces")
+    MemorySettings.objects.filter(user=alice).update(show_citations=True)
+    result = with_session(
+        server, secret(alice), lambda s: s.call_tool("get_memory_context", {"message": "tabs?"})
+    )
+    assert "- [1] Prefers tabs over spaces" in result.structured_content["block"]
+    assert result.structured_content["references"] == [
+        {
+            "n": 1,
+            "id": memory.pk,
+            "kind": memory.kind,
+            "url": f"/settings/memories?memory={memory.pk}",
+        }
+    ]
