@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -24,11 +26,17 @@ class MemorySettings(models.Model):
     review_extracted = models.BooleanField(
         _("review extracted memories before saving"), default=False
     )
-    show_citations = models.BooleanField(_("show citations"), default=True)
+    # Number the injected memories for the model to cite (recall.injection); off by default:
+    # before it did anything, every account had it on without effect.
+    show_citations = models.BooleanField(_("show citations"), default=False)
     # The injection preview adds the past turns that answer the message (recall.episodes).
     reference_past_conversations = models.BooleanField(
         _("reference past conversations"), default=True
     )
+    # Privacy pause: nothing is extracted or injected until ``paused_until``, or until the
+    # user turns memory back on when ``paused_indefinitely``.
+    paused_until = models.DateTimeField(_("memory paused until"), null=True, blank=True)
+    paused_indefinitely = models.BooleanField(_("memory paused"), default=False)
     # Changes made by extraction after this moment are announced as "Memory updated".
     notices_seen_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
@@ -51,12 +59,54 @@ class MemorySettings(models.Model):
         )
         return memory_settings
 
+    @property
+    def privacy_paused(self) -> bool:
+        """Whether the user paused memory (the header's switch) and the pause still runs."""
+        return self.paused_indefinitely or (
+            self.paused_until is not None and self.paused_until > timezone.now()
+        )
+
+    def pause(self, until: datetime | None) -> None:
+        """Pause memory until ``until``, or until resumed when ``until`` is None."""
+        self.paused_until = until
+        self.paused_indefinitely = until is None
+        self.save(update_fields=["paused_until", "paused_indefinitely", "updated_at"])
+
+    def resume(self) -> None:
+        self.paused_until = None
+        self.paused_indefinitely = False
+        self.save(update_fields=["paused_until", "paused_indefinitely", "updated_at"])
+
     @staticmethod
     def server_defaults() -> dict[str, bool]:
         return {
             "memory_enabled": settings.MEMORY_ENABLED_BY_DEFAULT,
             "review_extracted": settings.MEMORY_REVIEW_BY_DEFAULT,
         }
+
+
+class TokenScope(models.TextChoices):
+    """What a token may do. read: preview, search, list; write: add, edit, delete,
+    commands; ingest: send conversations."""
+
+    READ = "read", _("Read (recall, search, list)")
+    WRITE = "write", _("Write (add, edit, delete, commands)")
+    INGEST = "ingest", _("Send conversations")
+
+
+ALL_SCOPES = [scope.value for scope in TokenScope]
+
+
+def all_scopes() -> list[str]:
+    return list(ALL_SCOPES)
+
+
+class TokenLimit(models.TextChoices):
+    """Which memories a token sees and may write."""
+
+    NONE = "", _("All my memories")
+    PERSONAL = "personal", _("Personal memories only")
+    PROJECT = "project", _("One project")
 
 
 class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
@@ -80,6 +130,18 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    scopes = ArrayField(
+        models.CharField(max_length=10, choices=TokenScope.choices), default=all_scopes
+    )
+    limit = models.CharField(
+        _("limited to"), max_length=10, choices=TokenLimit.choices, blank=True, default=""
+    )
+    # A limit to a deleted project leaves the token seeing nothing (SET_NULL, limit kept).
+    limit_project = models.ForeignKey(
+        "teams.Project", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
+    paused_at = models.DateTimeField(null=True, blank=True)
 
     objects = ApiTokenQuerySet.as_manager()
 
@@ -94,11 +156,18 @@ class ApiToken(models.Model):
         return hashlib.sha256(secret.encode()).hexdigest()
 
     @classmethod
-    def issue(cls, *, user: User, name: str) -> tuple[ApiToken, str]:
-        """Create a token and return it with its secret, which is never shown again."""
+    def issue(cls, *, user: User, name: str, **options: Any) -> tuple[ApiToken, str]:
+        """Create a token and return it with its secret, which is never shown again.
+
+        ``options``: scopes, limit, limit_project, expires_at (default: full scope, forever).
+        """
         secret = cls.PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(
-            user=user, name=name, token_prefix=secret[:10], token_hash=cls.hash_secret(secret)
+            user=user,
+            name=name,
+            token_prefix=secret[:10],
+            token_hash=cls.hash_secret(secret),
+            **options,
         )
         return token, secret
 
@@ -110,7 +179,9 @@ class ApiToken(models.Model):
             .filter(token_hash=cls.hash_secret(secret), user__is_active=True)
             .first()
         )
-        if token is not None:
+        if token is not None and token.is_expired:
+            return None
+        if token is not None and not token.is_paused:
             # One write a minute at most: recall must stay fast.
             now = timezone.now()
             if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
@@ -123,6 +194,44 @@ class ApiToken(models.Model):
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
 
+    def pause(self) -> None:
+        if self.paused_at is None:
+            self.paused_at = timezone.now()
+            self.save(update_fields=["paused_at"])
+
+    def resume(self) -> None:
+        if self.paused_at is not None:
+            self.paused_at = None
+            self.save(update_fields=["paused_at"])
+
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def is_paused(self) -> bool:
+        return self.paused_at is not None
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
+
+    @property
+    def state(self) -> str:
+        """revoked, expired, paused or active."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.is_expired:
+            return "expired"
+        return "paused" if self.is_paused else "active"
+
+    @property
+    def scope_labels(self) -> list[str]:
+        return [str(TokenScope(scope).label) for scope in ALL_SCOPES if scope in self.scopes]
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes
+
+    @property
+    def full_scope(self) -> bool:
+        return set(ALL_SCOPES) <= set(self.scopes) and not self.limit

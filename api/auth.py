@@ -1,12 +1,31 @@
+"""Who is calling the API, and what their token allows.
+
+Every check of a token happens here: ``BearerToken`` (and ``gateway.TokenAuth`` for /mcp
+and /v1/, which use ``token_refusal``) refuses an unknown, revoked or expired token (401)
+and a paused one (403 TOKEN_PAUSED); ``requires_scope`` declares, on each endpoint
+function, the scope its operation needs (403 FORBIDDEN without it). The MCP tools and
+the proxy call those same endpoint functions, so one declaration covers all three.
+A refused call changes nothing: the checks run before the endpoint's body.
+"""
+
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from ninja.security import HttpBearer, SessionAuth
 
-from accounts.models import ApiToken
+from accounts.models import ApiToken, TokenScope
+from api.errors import ApiError
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+PAUSED_MESSAGE = "This token is paused; resume it at /settings/tokens/."
 
 
 class BearerToken(HttpBearer):
@@ -16,6 +35,8 @@ class BearerToken(HttpBearer):
         api_token = ApiToken.authenticate(token)
         if api_token is None:
             return None
+        if api_token.is_paused:
+            raise ApiError("TOKEN_PAUSED", PAUSED_MESSAGE)
         request.user = api_token.user
         request.api_token = api_token  # type: ignore[attr-defined]
         return api_token.user
@@ -36,3 +57,44 @@ class ApiRequest(HttpRequest):
 
     user: User
     api_token: ApiToken | None
+
+
+def scope_refusal(token: ApiToken | None, scope: str) -> ApiError | None:
+    """Why ``token`` may not do an operation needing ``scope`` (None: it may). A browser
+    session (no token) may do everything its user may."""
+    if token is None:
+        return None
+    if token.is_paused:
+        return ApiError("TOKEN_PAUSED", PAUSED_MESSAGE)
+    if not token.allows(scope):
+        return ApiError(
+            "FORBIDDEN",
+            f"This token lacks the '{scope}' scope; choose its scopes at /settings/tokens/.",
+            {"scope": scope},
+        )
+    return None
+
+
+def requires_scope(scope: TokenScope) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Declare the scope an endpoint function needs; checked before it runs, whoever calls
+    it (the JSON API, an MCP tool, the proxy). Its first argument is the request."""
+
+    def decorate(endpoint: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(endpoint)
+        def checked(*args: P.args, **kwargs: P.kwargs) -> T:
+            request = args[0] if args else kwargs["request"]
+            refusal = scope_refusal(getattr(request, "api_token", None), scope)
+            if refusal is not None:
+                raise refusal
+            return endpoint(*args, **kwargs)
+
+        checked.token_scope = scope  # type: ignore[attr-defined]
+        # The endpoint's annotations resolved where it was written (ninja reads them).
+        checked.__signature__ = inspect.signature(endpoint, eval_str=True)  # type: ignore[attr-defined]
+        return checked
+
+    return decorate
+
+
+def token_allows(request: HttpRequest, scope: TokenScope) -> bool:
+    return scope_refusal(getattr(request, "api_token", None), scope) is None

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from ninja import Field, Router, Schema
 
-from api.auth import ApiRequest
+from accounts.models import TokenScope
+from api.auth import ApiRequest, requires_scope
 from api.errors import ApiError
 from api.memories import MemoryOut, actor_label, member_project
 from api.schemas import InSchema
@@ -51,8 +52,18 @@ class UndoOut(Schema):
     memories: list[MemoryOut]
 
 
+def refuse_limited_token(request: ApiRequest) -> None:
+    """Commands read and change memories of every scope: not for a token with a limit."""
+    if request.api_token is not None and request.api_token.limit:
+        raise ApiError(
+            "FORBIDDEN", "Slash commands need a token that is not limited to some memories."
+        )
+
+
 @router.post("/commands", response=CommandOut, summary="Run a slash command")
+@requires_scope(TokenScope.WRITE)
 def command(request: ApiRequest, payload: CommandIn) -> dict[str, Any]:
+    refuse_limited_token(request)
     conversation = None
     if payload.conversation_id:
         conversation = Conversation.objects.filter(
@@ -81,7 +92,9 @@ def command(request: ApiRequest, payload: CommandIn) -> dict[str, Any]:
 
 
 @router.post("/commands/undo", response=UndoOut, summary="Undo a /forget")
+@requires_scope(TokenScope.WRITE)
 def command_undo(request: ApiRequest, payload: UndoIn) -> dict[str, Any]:
+    refuse_limited_token(request)
     language = detect_language("", request.headers.get("Accept-Language", ""), payload.language)
     result = undo_forget(
         request.user, payload.undo_token, language=language, actor_label=actor_label(request)

@@ -20,6 +20,8 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
+from accounts.models import MemorySettings, TokenScope
+from api.auth import requires_scope
 from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.extraction.runs import (
@@ -28,6 +30,8 @@ from conversations.extraction.runs import (
     retry_schedule_name,
 )
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
+from memories.models import Scope
+from memories.permissions import token_may_write_to
 from memories.sensitive import redact
 from teams.models import Project
 from teams.permissions import can_write_project, projects_readable_by
@@ -181,6 +185,9 @@ def _writable_project(request: HttpRequest, reference: str | int) -> Project:
     project = projects_readable_by(request.user).filter(**lookup).first()
     if project is None:
         raise ApiError("NOT_FOUND", f"No project {reference!r} among your teams' projects.")
+    token = getattr(request, "api_token", None)
+    if not token_may_write_to(token, Scope.PROJECT, project.pk):
+        raise ApiError("FORBIDDEN", "This token may not add conversations to this project.")
     if not can_write_project(request.user, project):
         raise ApiError(
             "FORBIDDEN",
@@ -217,6 +224,7 @@ def _participants(participants: list[Participant] | None) -> list[dict[str, Any]
     response={200: ConversationOut, 201: ConversationOut},
     summary="Start a conversation (idempotent by external_id)",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status[dict[str, Any]]:
     participants = _participants(payload.participants)
     existing = Conversation.objects.filter(
@@ -243,6 +251,7 @@ def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status
 
 
 @router.get("/conversations/{conversation_id}", response=ConversationOut, summary="A conversation")
+@requires_scope(TokenScope.INGEST)
 def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str, Any]:
     return _conversation_out(_own_conversation(request, conversation_id))
 
@@ -252,6 +261,7 @@ def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str,
     response=MessagesOut,
     summary="Add a batch of messages (idempotent by external_id)",
 )
+@requires_scope(TokenScope.INGEST)
 def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn) -> dict[str, Any]:
     with transaction.atomic():
         # The row lock keeps positions gapless when two batches arrive at once.
@@ -285,7 +295,12 @@ def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn
                 )
             )
         Message.objects.bulk_create(new_messages)
-        run = maybe_request_turns_extraction(conversation) if new_messages else None
+        run = None
+        if new_messages and MemorySettings.for_user(request.user).privacy_paused:
+            # Memory paused (privacy): what is said meanwhile is kept, never extracted.
+            Conversation.objects.filter(pk=conversation.pk).update(extracted_through=last)
+        elif new_messages:
+            run = maybe_request_turns_extraction(conversation)
     positions = {**existing, **{m.external_id: m.position for m in new_messages}}
     if run is not None:
         run.refresh_from_db()
@@ -315,6 +330,7 @@ def _queued(run: ExtractionRun) -> Status[dict[str, Any]]:
     response={202: RunOut},
     summary="The conversation is over: extract what is left",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id, lock=True)
@@ -338,6 +354,7 @@ def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[
     response={202: RunOut},
     summary="A compaction summary to extract from",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_summary(
     request: HttpRequest, conversation_id: int, payload: SummaryIn
 ) -> Status[dict[str, Any]]:
@@ -356,6 +373,7 @@ def conversation_summary(
     response={202: RunOut},
     summary="Extract now",
 )
+@requires_scope(TokenScope.INGEST)
 def conversation_extract(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id)
@@ -364,6 +382,7 @@ def conversation_extract(request: HttpRequest, conversation_id: int) -> Status[d
 
 
 @router.get("/extraction-runs/{run_id}", response=RunOut, summary="An extraction run's state")
+@requires_scope(TokenScope.INGEST)
 def extraction_run_detail(request: HttpRequest, run_id: int) -> dict[str, Any]:
     run = ExtractionRun.objects.filter(pk=run_id, conversation__owner_id=request.user.pk).first()
     if run is None:

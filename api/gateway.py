@@ -17,7 +17,7 @@ from django.db import close_old_connections
 from django.http import HttpResponse
 
 from accounts.models import ApiToken
-from api.auth import ApiRequest
+from api.auth import PAUSED_MESSAGE, ApiRequest
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -26,6 +26,8 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+UNAUTHORIZED_MESSAGE = "Send a valid API token as 'Authorization: Bearer <token>'."
 
 # Where the token that passed authentication waits in the ASGI scope for the app.
 TOKEN_KEY = "memoryapp.api_token"
@@ -75,14 +77,15 @@ async def send_json(
 
 
 class TokenAuth:
-    """ASGI middleware: a personal API token as ``Authorization: Bearer <token>``, or 401.
+    """ASGI middleware: a personal API token as ``Authorization: Bearer <token>``, or 401
+    (403 for a paused token, as in the JSON API: ``api.auth``).
 
-    ``unauthorized`` is the body of the 401 in the wrapped app's own error shape.
+    ``error(code, message)`` is the body of a refusal in the wrapped app's own error shape.
     """
 
-    def __init__(self, app: ASGIApp, unauthorized: dict[str, Any]):
+    def __init__(self, app: ASGIApp, error: Callable[[str, str], dict[str, Any]]):
         self.app = app
-        self.unauthorized = unauthorized
+        self.error = error
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -91,7 +94,11 @@ class TokenAuth:
         secret = bearer_secret(scope)
         token = await run_sync(ApiToken.authenticate, secret) if secret else None
         if token is None:
-            await send_json(send, 401, self.unauthorized, {"WWW-Authenticate": "Bearer"})
+            body = self.error("UNAUTHORIZED", UNAUTHORIZED_MESSAGE)
+            await send_json(send, 401, body, {"WWW-Authenticate": "Bearer"})
+            return
+        if token.is_paused:
+            await send_json(send, 403, self.error("TOKEN_PAUSED", PAUSED_MESSAGE))
             return
         scope[TOKEN_KEY] = token
         await self.app(scope, receive, send)

@@ -7,6 +7,11 @@ refusal comes back as a tool error (``isError``) whose text starts with the API'
 stable code (``NOT_FOUND: No memory 12.``) and whose structured content is the API's
 error body ``{"error": {"code", "message", "details"}}``.
 
+The token's scopes (``api.auth``) hold as in /api/v1/, since the tools call the same
+endpoint functions: read for get_memory_context, search_memories and list_memories; write
+for add, update, delete, restore, remember and forget. A paused token is refused (403
+TOKEN_PAUSED) before any tool runs.
+
 The server is stateless (each POST stands alone, JSON answers): any web worker can
 answer any request, and authentication is checked on every one.
 """
@@ -201,6 +206,8 @@ def build_server() -> MemoryMCPServer:
                 text = result["block"] or "No stored memory is relevant to this message."
             data = {key: result[key] for key in ("enabled", "reason", "message", "block", "hash")}
             data["memory_ids"] = [memory["id"] for memory in result["memories"]]
+            # With Show memory references on: what each [n] in the block stands for.
+            data["references"] = result["references"]
             return ok(text, data)
 
         return await call(ctx, work)
@@ -459,13 +466,7 @@ class McpEndpoint:
         )
         self.app: ASGIApp = TokenAuth(
             http_app,  # type: ignore[arg-type]
-            {
-                "error": {
-                    "code": "UNAUTHORIZED",
-                    "message": "Send a valid API token as 'Authorization: Bearer <token>'.",
-                    "details": {},
-                }
-            },
+            lambda code, message: {"error": {"code": code, "message": message, "details": {}}},
         )
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()

@@ -17,16 +17,21 @@ from django.utils.dateparse import parse_datetime
 from ninja import Field, Query, Router, Schema, Status
 from pydantic import field_validator
 
-from accounts.models import MemorySettings
-from api.auth import ApiRequest
+from accounts.models import MemorySettings, TokenScope
+from api.auth import ApiRequest, requires_scope
 from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool, Tag
 from conversations.models import Conversation
 from memories import services
 from memories.embeddings import fallback_degraded
 from memories.filters import MemoryFilters, clean_tag
-from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, Scope
-from memories.permissions import can_change_memory, memories_visible_to
+from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, MemoryQuerySet, Scope
+from memories.permissions import (
+    can_change_memory,
+    memories_for_token,
+    memories_visible_to,
+    token_may_write_to,
+)
 from memories.retrieval import search_memories
 from teams.models import Project
 from teams.permissions import can_write_project, projects_readable_by
@@ -178,8 +183,13 @@ def actor_label(request: ApiRequest) -> str:
     return f"API token “{token.name}”" if token else ""
 
 
+def visible_memories(request: ApiRequest) -> MemoryQuerySet:
+    """What the caller sees: the user's memories, narrowed to its token's limit."""
+    return memories_for_token(memories_visible_to(request.user), request.api_token)
+
+
 def visible_memory(request: ApiRequest, memory_id: int) -> Memory:
-    memory = memories_visible_to(request.user).filter(pk=memory_id).first()
+    memory = visible_memories(request).filter(pk=memory_id).first()
     if memory is None:
         raise ApiError("NOT_FOUND", f"No memory {memory_id}.")
     return memory
@@ -252,9 +262,10 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 
 @router.get("/memories", response=MemoryPage, summary="List memories (newest first)")
+@requires_scope(TokenScope.READ)
 def memory_list(request: ApiRequest, params: Query[ListFilters]) -> dict[str, Any]:
     filters = filters_from(request, params)
-    memories = filters.narrow(filters.in_state(memories_visible_to(request.user)))
+    memories = filters.narrow(filters.in_state(visible_memories(request)))
     if params.cursor:
         created, memory_id = _decode_cursor(params.cursor)
         memories = memories.filter(
@@ -271,6 +282,7 @@ def memory_list(request: ApiRequest, params: Query[ListFilters]) -> dict[str, An
 
 
 @router.post("/memories", response={201: MemoryOut}, summary="Add a memory")
+@requires_scope(TokenScope.WRITE)
 def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
     require_memory_enabled(request)
     project = None
@@ -284,6 +296,8 @@ def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
         project = member_project(request, payload.project)
         if not can_write_project(request.user, project):
             raise ApiError("FORBIDDEN", "Viewers cannot add memories to this project.")
+    if not token_may_write_to(request.api_token, payload.scope, project.pk if project else None):
+        raise ApiError("FORBIDDEN", "This token may not add memories there (its limit).")
     conversation = None
     if payload.conversation_id:
         conversation = Conversation.objects.filter(
@@ -319,12 +333,18 @@ def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
 
 
 @router.get("/memories/search", response=SearchOut, summary="Search memories (hybrid)")
+@requires_scope(TokenScope.READ)
 def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str, Any]:
     filters = filters_from(request, params)
     result = search_memories(
         request.user,
         filters.q,
         as_of=params.as_of,
+        base_queryset=(
+            memories_for_token(Memory.objects.in_effect(params.as_of), request.api_token)
+            if request.api_token is not None and request.api_token.limit
+            else None
+        ),
         filters=filters,
         limit=params.limit,
         min_score=params.min_score,
@@ -340,8 +360,9 @@ def memory_search(request: ApiRequest, params: Query[SearchParams]) -> dict[str,
 
 
 @router.get("/memories/stats", response=StatsOut, summary="Counts by kind, scope and state")
+@requires_scope(TokenScope.READ)
 def memory_stats(request: ApiRequest) -> dict[str, Any]:
-    memories = memories_visible_to(request.user)
+    memories = visible_memories(request)
     in_effect = memories.active()
     states = {state: memories.in_state(state).count() for state in LISTED_STATES}
     by_kind = dict(in_effect.values_list("kind").annotate(n=Count("id")).order_by())
@@ -355,6 +376,7 @@ def memory_stats(request: ApiRequest) -> dict[str, Any]:
 
 
 @router.get("/memories/{memory_id}", response=MemoryOut, summary="One memory")
+@requires_scope(TokenScope.READ)
 def memory_get(request: ApiRequest, memory_id: int) -> Memory:
     return visible_memory(request, memory_id)
 
@@ -365,6 +387,7 @@ def memory_get(request: ApiRequest, memory_id: int) -> Memory:
     summary="Edit a memory (send the revision you read)",
     openapi_extra={"responses": {409: {"description": "CONFLICT: stale revision"}}},
 )
+@requires_scope(TokenScope.WRITE)
 def memory_update(request: ApiRequest, memory_id: int, payload: MemoryPatch) -> Memory:
     memory = writable_memory(request, memory_id)
     changes = payload.model_dump(exclude_unset=True, exclude={"revision"})
@@ -387,6 +410,7 @@ def memory_update(request: ApiRequest, memory_id: int, payload: MemoryPatch) -> 
 
 
 @router.delete("/memories/{memory_id}", response=MemoryOut, summary="Move to the trash")
+@requires_scope(TokenScope.WRITE)
 def memory_delete(request: ApiRequest, memory_id: int) -> Memory:
     memory = writable_memory(request, memory_id)
     return services.memory_delete(
@@ -397,6 +421,7 @@ def memory_delete(request: ApiRequest, memory_id: int) -> Memory:
 @router.post(
     "/memories/{memory_id}/restore", response=MemoryOut, summary="Restore from trash or forgetting"
 )
+@requires_scope(TokenScope.WRITE)
 def memory_restore(request: ApiRequest, memory_id: int) -> Memory:
     memory = writable_memory(request, memory_id)
     return services.memory_restore(
@@ -405,6 +430,7 @@ def memory_restore(request: ApiRequest, memory_id: int) -> Memory:
 
 
 @router.get("/memories/{memory_id}/history", response=HistoryOut, summary="Every change")
+@requires_scope(TokenScope.READ)
 def memory_history(request: ApiRequest, memory_id: int) -> dict[str, Any]:
     memory = visible_memory(request, memory_id)
     events = memory.events.select_related("actor")

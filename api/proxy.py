@@ -13,11 +13,13 @@ Point any OpenAI-compatible app (Open WebUI, the ``openai`` SDK, …) at
    conversation (named by the ``X-Memory-Conversation`` header or the ``user`` field,
    else one per token per day), so extraction runs on it.
 
-Memory off, a temporary conversation or ``X-Memory-Temporary: true`` skip both the
-injection and the storage. A slash command (``/remember …``) as the last user message
+Memory off or paused (the privacy switch), a temporary conversation or
+``X-Memory-Temporary: true`` skip both the injection and the storage. The token needs the
+read scope (403 FORBIDDEN otherwise); without the ingest scope the exchange is not stored. A slash command (``/remember …``) as the last user message
 is answered here, in the chat-completion shape, without calling the upstream. Errors
 use OpenAI's shape ``{"error": {"message", "type", "code"}}``: the upstream's status for
-its errors, 504 when it times out, 401 for a bad token.
+its errors, 504 when it times out, 401 for a bad or expired token, 403 TOKEN_PAUSED
+for a paused one.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from accounts.models import ApiToken, MemorySettings
+from accounts.models import ApiToken, MemorySettings, TokenScope
+from api.auth import scope_refusal
 from api.commands import CommandIn
 from api.commands import command as command_endpoint
 from api.conversations import (
@@ -95,14 +98,11 @@ def openai_error(status: int, message: str, code: str, kind: str = "") -> JSONRe
     )
 
 
-UNAUTHORIZED = {
-    "error": {
-        "message": "Send a valid memoryapp API token as 'Authorization: Bearer <token>'.",
-        "type": "invalid_request_error",
-        "param": None,
-        "code": "UNAUTHORIZED",
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """A refusal of the token (``gateway.TokenAuth``) in OpenAI's error shape."""
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}
     }
-}
 
 
 def model_map() -> dict[str, str]:
@@ -188,8 +188,9 @@ def recall_block(token: ApiToken, turn: Turn) -> tuple[str, bool]:
         }
     )
     result = preview_endpoint(api_request(token), payload, scratch_response())
-    # A conversation stored as temporary: neither recalled into nor stored.
-    return result["block"], result["reason"] is None
+    # A conversation stored as temporary, or memory paused: neither recalled into nor
+    # stored. A token without the ingest scope recalls but does not store.
+    return result["block"], result["reason"] is None and token.allows(TokenScope.INGEST)
 
 
 def run_command(token: ApiToken, text: str, accept_language: str) -> str:
@@ -341,7 +342,7 @@ class ProxyEndpoint:
             Route("/v1/models", self.models, methods=["GET"]),
         ]
         app = Starlette(routes=routes, exception_handlers={HTTPException: self.http_error})
-        self.app: ASGIApp = TokenAuth(app, UNAUTHORIZED)  # type: ignore[arg-type]
+        self.app: ASGIApp = TokenAuth(app, error_body)  # type: ignore[arg-type]
 
     async def start(self) -> None:
         if self.client is None:
@@ -441,6 +442,9 @@ class ProxyEndpoint:
 
     async def chat_completions(self, request: Request) -> Response:
         token = scope_token(request.scope)
+        refusal = scope_refusal(token, TokenScope.READ)
+        if refusal is not None:
+            return openai_error(refusal.status, refusal.message, refusal.code, "permission_error")
         try:
             body = await request.json()
         except ValueError:

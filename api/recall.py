@@ -9,7 +9,8 @@ from django.http import HttpResponse
 from ninja import Field, Router, Schema
 from pydantic import BaseModel
 
-from api.auth import ApiRequest
+from accounts.models import TokenScope
+from api.auth import ApiRequest, requires_scope
 from api.errors import ApiError
 from api.memories import member_project
 from api.schemas import ApiDateTime, InSchema, StrictBool
@@ -108,14 +109,29 @@ class PreviewEpisode(BaseModel):
     tokens: int
 
 
+class PreviewReference(BaseModel):
+    """What a number in a cited block ([1], [2]…) stands for."""
+
+    n: int
+    id: int = Field(..., description="The memory's id.")
+    kind: str
+    url: str = Field(..., description="The memory on the memories page (a path).")
+
+
 class PreviewOut(BaseModel):
     enabled: bool
-    reason: str | None = Field(None, description="memory_disabled or temporary_conversation")
+    reason: str | None = Field(
+        None, description="memory_disabled, privacy_paused or temporary_conversation"
+    )
     message: str
     format: str
     block: str
     hash: str = Field(..., description="SHA-256 of the block (hex).")
     memories: list[PreviewMemory]
+    references: list[PreviewReference] = Field(
+        default_factory=list,
+        description="With Show memory references on: each number of the block's memories.",
+    )
     episodes: list[PreviewEpisode] = Field(default_factory=list)
     dropped: list[DroppedMemory]
     tokens: dict[str, int]
@@ -128,6 +144,7 @@ class PreviewOut(BaseModel):
 @router.post(
     "/injection-preview", response=PreviewOut, summary="Memories to inject before an LLM call"
 )
+@requires_scope(TokenScope.READ)
 def preview(request: ApiRequest, payload: PreviewIn, response: HttpResponse) -> dict[str, Any]:
     conversation = None
     if payload.conversation_id:

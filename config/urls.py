@@ -19,6 +19,7 @@ urlpatterns = [
     # Accounts: allauth's sign-up, log-in, password reset; our settings pages.
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
+    path("", include("recall.urls")),
     path("", include("teams.urls")),
     # Memory files: Markdown export and import, personal and per project
     path("settings/memories/files", memory_files.files_page, name="memory-files"),

@@ -4,6 +4,8 @@
 - Project memories: as the project's rules say (``teams.permissions``): members
   see them; owners, admins and members change them unless the project is
   archived; owners and admins review them unless it is archived.
+- An API token limited to personal memories or one project sees and changes only
+  those (``memories_for_token``).
 - Staff review every pending memory (the /review/ queue and the admin).
 
 Pages, API endpoints (with the API token's user), the review queue, memory files
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Q
 
+from accounts.models import TokenLimit
 from memories.models import Memory, MemoryQuerySet, Scope
 from teams.permissions import (
     can_review_project,
@@ -29,6 +32,8 @@ from teams.permissions import (
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    from accounts.models import ApiToken
 
     AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -60,6 +65,31 @@ def memories_visible_to(
     """
     ids = projects_readable_by(user).values("id") if project_ids is None else project_ids
     return _owned_or_in(user, memories, ids)
+
+
+def memories_for_token(memories: MemoryQuerySet, token: ApiToken | None) -> MemoryQuerySet:
+    """``memories`` narrowed to what an API token limited to personal memories or to one
+    project may see and change (no token, or no limit: unchanged). Personal means the
+    user's own personal and conversation memories; a project limit whose project was
+    deleted sees nothing."""
+    if token is None or not token.limit:
+        return memories
+    if token.limit == TokenLimit.PERSONAL:
+        return memories.filter(scope__in=OWNED_SCOPES)
+    if token.limit_project_id is None:
+        return memories.none()
+    return memories.filter(scope=Scope.PROJECT, project_id=token.limit_project_id)
+
+
+def token_may_write_to(token: ApiToken | None, scope: str, project_id: int | None) -> bool:
+    """Whether a token's limit lets it add a memory of ``scope`` (in ``project_id``)."""
+    if token is None or not token.limit:
+        return True
+    if token.limit == TokenLimit.PERSONAL:
+        return scope != Scope.PROJECT
+    return (
+        scope == Scope.PROJECT and project_id is not None and project_id == token.limit_project_id
+    )
 
 
 def memories_writable_by(user: AnyUser, memories: MemoryQuerySet | None = None) -> MemoryQuerySet:

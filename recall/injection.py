@@ -18,6 +18,13 @@ request's ``sources`` name them: within what the conversation budget leaves, the
 dropped over the total budget, in the order they were said. A turn a memory injected
 was extracted from is not shown again.
 
+With the user's "Show memory references in replies" (``show_citations``) on, the memories
+are numbered [1], [2]… in block order after one line asking the model to cite them, and
+the preview's ``references`` map each number to the memory's id, kind and page.
+
+A token limited to personal memories or one project (``memories_for_token``) recalls only
+those; the user's privacy pause injects nothing (reason ``privacy_paused``).
+
 Tokens are estimated (``memories.tokens.estimate_tokens``, the estimate extraction's
 windows use too), not counted with a model's tokenizer.
 """
@@ -36,13 +43,15 @@ from xml.sax.saxutils import escape, quoteattr
 
 from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import MemorySettings
+from accounts.models import MemorySettings, TokenLimit
 from conversations.models import Conversation
 from memories import side_connections
 from memories.embeddings import fallback_degraded
 from memories.models import Kind, Memory, MemoryQuerySet, Scope, one_line
+from memories.permissions import memories_for_token
 from memories.retrieval import (
     RecalledMemory,
     ScoredMemory,
@@ -54,6 +63,7 @@ from memories.retrieval import (
     rank,
     scored,
 )
+from memories.sensitive import redact
 from memories.tokens import estimate_tokens
 from recall.episodes import Episode, episode_pool, search_episodes, with_context
 from recall.models import AccessLog
@@ -87,6 +97,9 @@ XML_TAGS = {
     "conversation": "conversation-memory",
 }
 KIND_ORDER = {kind: index for index, kind in enumerate(Kind.values)}
+
+# How much of the user's message the access log keeps (the /settings/access page).
+QUERY_LOGGED_CHARS = 500
 
 # Pinned memories are always candidates, up to this many (the first made).
 PINNED_LIMIT = 100
@@ -137,26 +150,44 @@ def participant_names(user: User, conversation: Conversation | None) -> set[str]
     }
 
 
+CITE_LINE = "When your answer relies on a memory, cite its number, e.g. [1]."
+
+
 def render(
-    sections: dict[str, list[RecalledMemory]], fmt: str, episodes: Sequence[Episode] = ()
+    sections: dict[str, list[RecalledMemory]],
+    fmt: str,
+    episodes: Sequence[Episode] = (),
+    *,
+    cite: bool = False,
 ) -> str:
     """The prompt block for the memories of each scope, then the past turns ``episodes`` in
-    the order given ("" when there is nothing)."""
+    the order given ("" when there is nothing). ``cite`` (the user's "Show memory
+    references in replies"): the memories are numbered [1], [2]… in block order, with one
+    line asking the model to cite them."""
     filled = [(scope, sections.get(scope, [])) for scope in SCOPES if sections.get(scope)]
     if not filled and not episodes:
         return ""
+    numbers = iter(range(1, 1 + sum(len(memories) for _scope, memories in filled)))
+
+    def n() -> str:
+        return f"[{next(numbers)}] " if cite else ""
+
     if fmt == "json":
-        document: dict[str, Any] = {
-            scope: [{"kind": m.kind, "content": one_line(m.content)} for m in memories]
-            for scope, memories in filled
-        }
+        document: dict[str, Any] = {"cite": CITE_LINE} if cite and filled else {}
+        for scope, memories in filled:
+            document[scope] = [
+                {"n": next(numbers), "kind": m.kind, "content": one_line(m.content)}
+                if cite
+                else {"kind": m.kind, "content": one_line(m.content)}
+                for m in memories
+            ]
         if episodes:
             document[EPISODES_TAG] = [_episode_json(episode) for episode in episodes]
         return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     if fmt == "xml":
-        blocks = []
+        blocks = [f"<cite>{CITE_LINE}</cite>"] if cite and filled else []
         for scope, memories in filled:
-            lines = "\n".join(f"- [{m.kind}] {escape(one_line(m.content))}" for m in memories)
+            lines = "\n".join(f"- {n()}[{m.kind}] {escape(one_line(m.content))}" for m in memories)
             blocks.append(f"<{XML_TAGS[scope]}>\n{lines}\n</{XML_TAGS[scope]}>")
         if episodes:
             turns = "\n".join(_episode_xml(episode) for episode in episodes)
@@ -165,13 +196,24 @@ def render(
     parts = []
     if filled:
         parts.append("## Memory")
+        if cite:
+            parts.append(CITE_LINE)
     for scope, memories in filled:
         parts.append(f"\n### {MARKDOWN_TITLES[scope]}")
-        parts.extend(f"- {one_line(m.content)}" for m in memories)
+        parts.extend(f"- {n()}{one_line(m.content)}" for m in memories)
     if episodes:
         parts.append(f"\n## {EPISODES_TITLE}" if filled else f"## {EPISODES_TITLE}")
         parts.extend(episode_line(episode) for episode in episodes)
     return "\n".join(parts) + "\n"
+
+
+def references(selected: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What each number of a cited block stands for: the memory's id, kind and page."""
+    page = reverse("memory-list")
+    return [
+        {"n": n, "id": entry["id"], "kind": entry["kind"], "url": f"{page}?memory={entry['id']}"}
+        for n, entry in enumerate(selected, start=1)
+    ]
 
 
 def _day(moment: datetime) -> str:
@@ -237,6 +279,8 @@ class PreviewRequest:
     as_of: datetime | None = None
     # What to draw on (SOURCES); past turns only when the user's setting allows them too.
     sources: Sequence[str] = SOURCES
+    # Number the memories for the model to cite (the user's show_citations; set by _build).
+    cite: bool = False
 
     @property
     def depth(self) -> int:
@@ -273,6 +317,7 @@ def _empty(request: PreviewRequest, *, enabled: bool, reason: str, message: str)
         "block": "",
         "hash": hashlib.sha256(b"").hexdigest(),
         "memories": [],
+        "references": [],
         "episodes": [],
         "dropped": [],
         "tokens": {**dict.fromkeys(SCOPES, 0), "episodes": 0, "total": 0},
@@ -304,7 +349,9 @@ def _select(
             used[scope] += tokens
     for scope in TRIM_ORDER:
         while (
-            chosen[scope] and estimate_tokens(_render_chosen(chosen, request.fmt)) > request.budget
+            chosen[scope]
+            and estimate_tokens(_render_chosen(chosen, request.fmt, cite=request.cite))
+            > request.budget
         ):
             item, tokens = chosen[scope].pop()
             dropped.append({**_entry(item, tokens), "reason": "total_budget"})
@@ -315,6 +362,8 @@ def _render_chosen(
     chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]],
     fmt: str,
     episodes: Sequence[Episode] = (),
+    *,
+    cite: bool = False,
 ) -> str:
     return render(
         {
@@ -323,6 +372,7 @@ def _render_chosen(
         },
         fmt,
         sorted(episodes, key=episode_order),
+        cite=cite,
     )
 
 
@@ -384,6 +434,8 @@ def record_access(
     client: str,
     conversation: Conversation | None,
     block_hash: str,
+    message_ids: Sequence[int] = (),
+    query: str = "",
 ) -> None:
     """The access log row of a preview, and its memories' use (``count_use``).
 
@@ -401,6 +453,8 @@ def record_access(
             client=client[:100],
             conversation=conversation,
             memory_ids=memory_ids,
+            message_ids=list(message_ids),
+            query=redact(query[:QUERY_LOGGED_CHARS])[0],
             block_hash=block_hash,
             created_at=now,
         )
@@ -509,6 +563,13 @@ def _build(
             reason="memory_disabled",
             message="Memory is off for this user; turn it on at /settings/memories.",
         )
+    if memory_settings.privacy_paused:
+        return _empty(
+            request,
+            enabled=False,
+            reason="privacy_paused",
+            message="The user paused memory (privacy): nothing is injected until they resume it.",
+        )
     if request.temporary or (request.conversation is not None and request.conversation.temporary):
         return _empty(
             request,
@@ -516,6 +577,11 @@ def _build(
             reason="temporary_conversation",
             message="This is a temporary (private) conversation: no memory is injected.",
         )
+    request.cite = memory_settings.show_citations
+    limit = api_token.limit if api_token is not None else ""
+    if limit == TokenLimit.PROJECT and request.project is None and api_token is not None:
+        # A token limited to one project recalls that project's memories.
+        request.project = api_token.limit_project
     project_ids = member_project_ids(user)
     now = request.as_of or timezone.now()
     intent = query_intent(request.query, participant_names(user, request.conversation))
@@ -530,6 +596,7 @@ def _build(
             as_of=request.as_of,
             project_ids=project_ids,
         )
+        pool = memories_for_token(pool, api_token)
         access = access_lexemes(user, project_ids)
         # The pool's projects: the one the chat names, if any.
         buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
@@ -544,12 +611,17 @@ def _build(
         ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))
     chosen, dropped = _select(ranked, request)
     episodes: list[Episode] = []
-    if "episodes" in request.sources and memory_settings.reference_past_conversations:
+    if (
+        "episodes" in request.sources
+        and memory_settings.reference_past_conversations
+        # The user's own conversations are no project's: not for a project-limited token.
+        and limit != TokenLimit.PROJECT
+    ):
         started = time.perf_counter()
         search = search_episodes(
             episode_pool(
                 user,
-                project=request.project,
+                project=None if limit else request.project,
                 project_ids=project_ids,
                 conversation=request.conversation,
                 as_of=request.as_of,
@@ -567,22 +639,22 @@ def _build(
         )
         # Over the total budget, past turns go first (the memories alone fit: ``_select``).
         episodes.sort(key=lambda episode: (-episode.score, episode.turn.message_id))
-        while episodes and estimate_tokens(_render_chosen(chosen, request.fmt, episodes)) > (
-            request.budget
-        ):
+        while episodes and estimate_tokens(
+            _render_chosen(chosen, request.fmt, episodes, cite=request.cite)
+        ) > (request.budget):
             episodes.pop()
         timings["episodes_ms"] = round((time.perf_counter() - started) * 1000, 2)
         if degraded is None and search.ranking is not None:
             degraded = search.ranking.degraded
     episodes.sort(key=episode_order)
-    block = _render_chosen(chosen, request.fmt, episodes)
+    block = _render_chosen(chosen, request.fmt, episodes, cite=request.cite)
     block_hash = hashlib.sha256(block.encode()).hexdigest()
     selected = [
         _entry(item, tokens)
         for scope in SCOPES
         for item, tokens in sorted(chosen[scope], key=lambda pair: block_order(pair[0].memory))
     ]
-    if selected and not request.dry_run:
+    if (selected or episodes) and not request.dry_run:
         # Bookkeeping: the answer does not wait for it.
         side_connections.after(
             record_access,
@@ -592,6 +664,8 @@ def _build(
             client=client,
             conversation=request.conversation,
             block_hash=block_hash,
+            message_ids=[m for episode in episodes for m in episode.message_ids],
+            query=request.message,
         )
     return {
         "enabled": True,
@@ -601,6 +675,7 @@ def _build(
         "block": block,
         "hash": block_hash,
         "memories": selected,
+        "references": references(selected) if request.cite else [],
         "episodes": [episode.entry() for episode in episodes],
         "dropped": dropped,
         "tokens": {

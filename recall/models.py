@@ -26,12 +26,17 @@ class AccessLog(models.Model):
         related_name="+",
     )
     memory_ids = ArrayField(models.BigIntegerField(), default=list)
+    # The past-conversation turns (message ids) injected beside the memories.
+    message_ids = ArrayField(models.BigIntegerField(), default=list)
+    # What was asked: the user's message the block answered (secrets redacted, shortened).
+    query = models.TextField(blank=True, default="")
     block_hash = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         db_table = "memoryapp_accesslog"
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="accesslog_user_created")]
 
     def __str__(self) -> str:
         return (

@@ -69,7 +69,8 @@ SKIP_NOTHING_NEW = "no new messages since the last extraction"
 SKIP_TRIVIAL = "trivial exchange (greetings, thanks, very short messages)"
 SKIP_SUMMARY_SEEN = "this summary was already extracted"
 # Reasons that hold for every unread message: the run's window is all of them.
-SKIP_ALL_UNREAD = (SKIP_MEMORY_OFF, SKIP_TEMPORARY)
+SKIP_PRIVACY_PAUSED = "memory paused (privacy)"
+SKIP_ALL_UNREAD = (SKIP_MEMORY_OFF, SKIP_TEMPORARY, SKIP_PRIVACY_PAUSED)
 
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|yo|(?:many )?thanks(?: a lot| so much| very much)?|thank you(?: so much| very much| a lot)?|"
@@ -435,6 +436,8 @@ def _skip_reason(
     conversation = run.conversation
     if not memory_settings.memory_enabled:
         return SKIP_MEMORY_OFF
+    if memory_settings.privacy_paused:
+        return SKIP_PRIVACY_PAUSED
     if not memory_settings.auto_extract and run.trigger != ExtractionTrigger.MANUAL:
         return SKIP_AUTO_OFF
     if conversation.temporary:

@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from recall import views
+
+urlpatterns = [
+    path("settings/access", views.access_list, name="access-list"),
+]
