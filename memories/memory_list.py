@@ -64,6 +64,7 @@ STATES: dict[str, Any] = {
     "active": _("Active"),
     "pending": _("Pending review"),
     "forgotten": _("Forgotten"),
+    "rejected": _("Rejected"),
     "trash": _("Trash"),
 }
 # What each tab holds is the state's one definition (models.STATE_CONDITIONS).
@@ -77,7 +78,8 @@ SORT_LABELS: dict[str, Any] = {
     "importance": _("Importance"),
 }
 SORT_ORDERS: dict[str, tuple[OrderBy, ...]] = {
-    "newest": (F("created_at").desc(), F("id").desc()),
+    # Pinned first, as the injection puts them first.
+    "newest": (F("pinned").desc(), F("created_at").desc(), F("id").desc()),
     "last_used": (F("last_accessed_at").desc(nulls_last=True), F("id").desc()),
     "most_used": (F("access_count").desc(), F("id").desc()),
     "importance": (F("importance").desc(), F("id").desc()),

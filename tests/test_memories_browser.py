@@ -231,7 +231,7 @@ def test_delete_and_restore_work_without_javascript(
     try:
         open_list(page, live_server, alice)
         page.locator(f"#memory-{memory.pk}").get_by_role("button", name="Delete").click()
-        expect(page.locator(".messages")).to_contain_text("Memory deleted.")
+        expect(page.locator(".undo-offer")).to_contain_text("Memory deleted.")
         expect(rows(page)).to_have_count(0)
         expect(page.locator(".undo-offer")).to_be_visible()
         page.click(".tabs >> text=Trash")

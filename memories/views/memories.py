@@ -25,7 +25,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import push_url, trigger_client_event
+from django_htmx.http import push_url, reswap, trigger_client_event
 
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import MemorySettings
@@ -176,15 +176,21 @@ def _done(
 ) -> HttpResponse:
     """Answer an action: the row (or its empty place) and a toast, or a redirect back."""
     if not request.htmx:
-        messages.success(request, message)
         if batch is not None:
+            # The undo offer says it, with its Undo button: one message, not two.
             request.session["memory_undo"] = {"batch": str(batch), "message": message}
+        else:
+            messages.success(request, message)
         return redirect(_back_url(request))
     context: dict[str, Any] = {"toast": message, "batch": batch, **(extra or {})}
     if memory is not None:
         source, filters = _source_and_filters(request)
         [row] = memory_rows([memory.pk], source, filters.q)
         context |= {"row": row, "in_tab": row.state == filters.state, "next": _back_url(request)}
+        if not context["in_tab"]:
+            # The row left its tab: the list reloads, so the bulk bar's count, the load-more
+            # figures and the empty state ("The trash is empty.") follow.
+            event = "memories-reload"
     response = render(request, "memories/partials/_action_response.html", context)
     return trigger_client_event(response, event)
 
@@ -564,9 +570,11 @@ def _refuse(request: AuthenticatedHttpRequest, message: str) -> HttpResponse:
     if not request.htmx:
         messages.error(request, message)
         return redirect(_back_url(request))
-    return render(
+    response = render(
         request, "memories/partials/_action_response.html", {"toast": message}, status=400
     )
+    # Only the toast, out of band: whatever the form targets stays as it is.
+    return reswap(response, "none")
 
 
 @login_required
