@@ -203,7 +203,7 @@ def _undo_offer(request: AuthenticatedHttpRequest) -> dict[str, str] | None:
 # The page ------------------------------------------------------------------------
 
 # HTMX asks for one part of the page by the id of the element it swaps.
-LIST_PARTS = ("memory-results", "memory-tabs", "memory-summary", "load-more")
+LIST_PARTS = ("memory-results", "memory-tabs", "memory-summary", "load-more", "extraction-notice")
 
 
 def _list_page(
