@@ -102,7 +102,7 @@ def test_the_notice_refreshes_itself_when_memories_change(alice: Any) -> None:
     notice = re.search(r'<div id="extraction-notice"[^>]*>', page)
     assert notice and "memories-changed from:body" in notice.group()
     part = client_for(alice).get(LIST, headers=htmx("extraction-notice"))
-    assert part.content.decode().lstrip().startswith("<div id=\"extraction-notice\"")
+    assert part.content.decode().lstrip().startswith('<div id="extraction-notice"')
 
 
 # 4. Duplicates and the kind of a manual add ----------------------------------------------

@@ -35,6 +35,7 @@ from memories.filters import MemoryFilters
 from memories.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
 from memories.memory_history import event_changes
 from memories.memory_list import (
+    STATES,
     MemoryListPage,
     MemoryListSource,
     matching,
@@ -246,11 +247,14 @@ def _page_context(
     source: MemoryListSource,
     *,
     add_form: MemoryAddForm | None = None,
+    known: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """What the page shows around the list: the add form, the memory files, the settings."""
     project = source.project
     context: dict[str, Any] = {
         "add_form": add_form or _add_form(source),
+        # What the add form was about to duplicate.
+        "known": known,
         # Recall runs on the hash embeddings because the model could not be loaded (auto).
         "embedding_fallback": fallback_reason() is not None,
     }
@@ -275,13 +279,14 @@ def _memories_page(
     source: MemoryListSource,
     *,
     add_form: MemoryAddForm | None = None,
+    known: dict[str, str] | None = None,
     status: int = 200,
 ) -> HttpResponse:
     return _list_page(
         request,
         source,
         "memories/memory_list.html",
-        lambda: _page_context(request, source, add_form=add_form),
+        lambda: _page_context(request, source, add_form=add_form, known=known),
         status=status,
     )
 
@@ -321,7 +326,7 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
         return _memories_page(request, source, add_form=form, status=400)
     project = form.project
-    services.memory_create(
+    memory, created = services.memory_remember(
         owner=request.user,
         content=form.cleaned_data["content"],
         kind=form.cleaned_data["kind"],
@@ -329,12 +334,35 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
         project=project,
         actor=request.user,
     )
+    if not created:
+        return _already_known(request, source, form, memory)
     return _done(
         request,
         _("Memory added."),
         event="memories-reload",
         extra={"add_form": _add_form(source), "next": _back_url(request)},
     )
+
+
+def _already_known(
+    request: AuthenticatedHttpRequest,
+    source: MemoryListSource,
+    form: MemoryAddForm,
+    memory: Memory,
+) -> HttpResponse:
+    """The add form again, saying the memory exists already and linking to it."""
+    state = memory.state if memory.state in STATES else "active"
+    known = {
+        "content": memory.content,
+        "url": f"{source.url}?{MemoryFilters(memory=memory.pk, state=state).querystring()}",
+    }
+    if request.htmx:
+        return render(
+            request,
+            "memories/partials/_memory_add_form.html",
+            {"add_form": form, "known": known, "next": _back_url(request)},
+        )
+    return _memories_page(request, source, add_form=form, known=known)
 
 
 def _edit_form(memory: Memory, data: Any = None) -> MemoryEditForm:
