@@ -91,8 +91,10 @@ def test_restoring_the_last_trashed_memory_empties_the_trash_view(
 ) -> None:
     memory = remember(alice, "Binned by mistake")
     open_list(page, live_server, alice)
+    rows(page).first.locator(".memory-actions-menu > summary").click()
     rows(page).first.get_by_role("button", name="Delete").click()
     expect(page.locator("#toasts .toast")).to_contain_text("Memory deleted.")
+    expect(page.locator("#memory-results .empty")).to_contain_text("No active memories.")
     page.click(".tabs >> text=Trash")
     expect(rows(page)).to_have_count(1)
     rows(page).first.get_by_role("button", name="Restore").click()

@@ -274,7 +274,7 @@ def test_htmx_asks_for_one_part(alice: Any) -> None:
     tabs = client.get(LIST, headers=htmx("memory-tabs")).content.decode()
     assert tabs.lstrip().startswith('<div id="memory-tabs"')
     summary = client.get(LIST, headers=htmx("memory-summary")).content.decode()
-    assert summary.lstrip().startswith('<section id="memory-summary"')
+    assert summary.lstrip().startswith('<p id="memory-summary"')
 
 
 def test_viewer_sees_project_memories_without_write_actions(
