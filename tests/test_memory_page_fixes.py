@@ -256,3 +256,14 @@ def test_an_exact_keyword_hit_has_no_similar_meaning_badge(alice: Any) -> None:
     html = client_for(alice).get(LIST + "?q=kubernetes").content.decode()
     assert "The cluster uses <mark>kubernetes</mark>" in html
     assert "badge-meaning" not in html
+
+
+def test_a_row_leaving_its_tab_updates_the_bulk_count_and_the_last_reloads(alice: Any) -> None:
+    first, second = personal(alice, "One"), personal(alice, "Two")
+    client = client_for(alice)
+    response = client.post(reverse("memory-delete", args=[first.pk]), headers=htmx())
+    html = response.content.decode()
+    assert '<span id="bulk-matching" hx-swap-oob="true">All 1 matching</span>' in html
+    assert response["HX-Trigger"] == '{"memories-changed": {}}'
+    last = client.post(reverse("memory-delete", args=[second.pk]), headers=htmx())
+    assert last["HX-Trigger"] == '{"memories-reload": {}}'

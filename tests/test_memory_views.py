@@ -689,7 +689,7 @@ def test_htmx_delete_leaves_an_empty_place_and_a_toast_with_undo(alice: Any) -> 
     # The new toast replaces any earlier one, which would speak of another action.
     assert 'hx-swap-oob="innerHTML:#toasts"' in page
     assert "Memory deleted." in page and "Undo" in page
-    # The row left the Active tab: the list reloads (counts, bulk bar, empty state).
+    # The last row left the Active tab: the list reloads for its empty state.
     assert response["HX-Trigger"] == '{"memories-reload": {}}'
 
 

@@ -189,9 +189,12 @@ def _done(
         [row] = memory_rows([memory.pk], source, filters.q)
         context |= {"row": row, "in_tab": row.state == filters.state, "next": _back_url(request)}
         if not context["in_tab"]:
-            # The row left its tab: the list reloads, so the bulk bar's count, the load-more
-            # figures and the empty state ("The trash is empty.") follow.
-            event = "memories-reload"
+            # The row left its tab: the bulk bar's "All N matching" follows, and the last
+            # one out reloads the list for its empty state ("The trash is empty.").
+            total = MemoryListPage(source=source, filters=filters).total
+            context["bulk_total"] = total
+            if not total:
+                event = "memories-reload"
     response = render(request, "memories/partials/_action_response.html", context)
     return trigger_client_event(response, event)
 
