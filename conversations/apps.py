@@ -12,6 +12,22 @@ class ConversationsConfig(AppConfig):
 
     def ready(self) -> None:
         register_messages()
+        register_kind_reading()
+
+
+def register_kind_reading() -> None:
+    """A memory added by hand with "Choose for me" gets the kind extraction would read."""
+    from memories.kinds import register_kind_guesser
+
+    register_kind_guesser(kind_of_statement)
+
+
+def kind_of_statement(text: str) -> str | None:
+    """The kind the rules extractor reads in ``text`` ("I prefer…": a preference)."""
+    from conversations.extraction.rules import candidate_from_sentence
+
+    candidate = candidate_from_sentence(" ".join(text.split()), message_ids=[])
+    return candidate.kind if candidate else None
 
 
 def register_messages() -> None:

@@ -20,7 +20,8 @@ from django.db.models import Count
 from accounts.models import MemorySettings
 from conversations.models import Conversation
 from memories import services
-from memories.models import Kind, Memory, MemoryEvent, MemoryQuerySet, Scope, one_line
+from memories.filters import PAGE_STATES, MemoryFilters
+from memories.models import Memory, MemoryEvent, MemoryQuerySet, Scope, one_line
 from memories.permissions import memories_writable_by
 from memories.retrieval import chat_pool, search_memories
 from memories.sensitive import SensitiveContent
@@ -49,6 +50,7 @@ MESSAGES = {
         "off": "Memory is off, so nothing was changed. Turn it on in Settings → Memory: {url}",
         "remembered": "Remembered: “{content}”.",
         "remembered_project": "Remembered for project {project}: “{content}”.",
+        "known": "You already have this: “{content}”. {url}",
         "need_text": "Tell me what to remember, e.g. /remember I prefer tabs over spaces.",
         "sensitive": (
             "I won't remember that: it is only a secret ({kinds}). Keep passwords and keys "
@@ -76,6 +78,7 @@ MESSAGES = {
         "off": "记忆功能未开启，未做任何更改。请在 设置 → 记忆 中开启：{url}",
         "remembered": "已记住：“{content}”。",
         "remembered_project": "已为项目 {project} 记住：“{content}”。",
+        "known": "你已经有这条记忆了：“{content}”。{url}",
         "need_text": "请告诉我要记住什么，例如：/remember 我喜欢用 vitest。",
         "sensitive": "这条内容只是一个机密信息（{kinds}），我不会记住它。请把密码和密钥保存在密码管理器中。",
         "need_project": "/remember-project 需要指定项目：请在 “project” 中发送项目的 id 或 slug。",
@@ -196,17 +199,27 @@ def _parse(text: str) -> tuple[str | None, str]:
 def _remember(context: CommandContext, content: str) -> CommandReply:
     if not content:
         raise CommandError("VALIDATION_ERROR", context.say("need_text"))
-    memory = services.memory_create(
+    memory, created = services.memory_remember(
         owner=context.user,
         content=content,
-        kind=Kind.FACT,
         scope=Scope.USER,
         actor=context.user,
         actor_label=context.actor_label,
     )
+    if not created:
+        return _already_known(context, memory, "/settings/memories")
     return CommandReply(
         "", context.say("remembered", content=memory.content), context.language, True, [memory]
     )
+
+
+def _already_known(context: CommandContext, memory: Memory, page: str) -> CommandReply:
+    """/remember of something known already (extraction's duplicate test): nothing is
+    stored twice; the reply links to the memory there is."""
+    state = memory.state if memory.state in PAGE_STATES else "active"
+    query = MemoryFilters(memory=memory.pk, state=state).querystring()
+    reply = context.say("known", content=memory.content, url=f"{settings.SITE_URL}{page}?{query}")
+    return CommandReply("", reply, context.language, False, [memory])
 
 
 def _remember_project(context: CommandContext, content: str) -> CommandReply:
@@ -217,15 +230,16 @@ def _remember_project(context: CommandContext, content: str) -> CommandReply:
         raise CommandError("VALIDATION_ERROR", context.say("need_project"))
     if not can_write_project(context.user, project):
         raise CommandError("FORBIDDEN", context.say("viewer", project=project.name))
-    memory = services.memory_create(
+    memory, created = services.memory_remember(
         owner=context.user,
         content=content,
-        kind=Kind.FACT,
         scope=Scope.PROJECT,
         project=project,
         actor=context.user,
         actor_label=context.actor_label,
     )
+    if not created:
+        return _already_known(context, memory, f"/projects/{project.slug}/memories")
     reply = context.say("remembered_project", project=project.name, content=memory.content)
     return CommandReply("", reply, context.language, True, [memory])
 

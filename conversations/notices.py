@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from accounts.models import MemorySettings
 from conversations.extraction.reconcile import ACTOR_LABEL
-from memories.models import EventAction, Memory, MemoryEvent
+from memories.models import EventAction, Memory, MemoryEvent, Status
 from memories.permissions import memories_writable_by
 
 if TYPE_CHECKING:
@@ -67,8 +67,23 @@ def extraction_notices(user: User) -> list[Notice]:
         if undo_label(event.batch) in undone:
             continue
         notice = notices.setdefault(event.batch, Notice(event.batch, event.created_at))
-        notice.changes.append((CHANGE_LABELS[EventAction(event.action)], event.memory))
-    return sorted(notices.values(), key=lambda notice: notice.created_at, reverse=True)
+        change = _change_now(event)
+        if change:
+            notice.changes.append((change, event.memory))
+    found = [notice for notice in notices.values() if notice.changes]
+    return sorted(found, key=lambda notice: notice.created_at, reverse=True)
+
+
+def _change_now(event: MemoryEvent) -> str:
+    """What the event means to the user today: a memory added for review is "pending"
+    until accepted, and one rejected or deleted since is no news at all ("")."""
+    change = CHANGE_LABELS[EventAction(event.action)]
+    memory = event.memory
+    if change != "added":
+        return change
+    if memory.deleted_at is not None or memory.status == Status.REJECTED:
+        return ""
+    return "pending" if memory.status == Status.PENDING else change
 
 
 def faded_this_week(user: User) -> int:

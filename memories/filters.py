@@ -32,8 +32,8 @@ MAX_QUERY_LENGTH = 200
 # The page's scope chips: personal memories, or one project's ("project:<slug>").
 PERSONAL = "personal"
 PROJECT_PREFIX = "project:"
-# The page's state tabs (rejected memories are not listed there).
-PAGE_STATES = tuple(state for state in LISTED_STATES if state != "rejected")
+# The page's state tabs: one for each state a person picks from.
+PAGE_STATES = LISTED_STATES
 SORTS = ("relevance", "newest", "last_used", "most_used", "importance")
 # The most tags a query string may filter by.
 MAX_TAGS = 10

@@ -43,6 +43,10 @@ class MemoryContentForm(forms.Form):
 
 
 class MemoryAddForm(MemoryContentForm):
+    # Empty: the kind extraction would read in the text ("I prefer…": a preference).
+    kind = forms.ChoiceField(
+        label=_("Kind"), choices=[("", _("Choose for me")), *Kind.choices], required=False
+    )
     where = forms.ChoiceField(label=_("Remember for"))
 
     def __init__(

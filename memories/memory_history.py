@@ -97,6 +97,15 @@ class ActivityItem:
     # The list narrowed to this memory, in the tab it is in now.
     memory_url: str
 
+    @property
+    def content(self) -> str:
+        """The memory's text as this event left it (or found it, for a deletion): a
+        "created" entry shows what was created, not what the memory says today."""
+        for snapshot in (self.event.after, self.event.before):
+            if snapshot and snapshot.get("content"):
+                return str(snapshot["content"])
+        return self.event.memory.content
+
 
 def activity_items(events: Iterable[MemoryEvent], list_url: str) -> list[ActivityItem]:
     """The events as the activity feed shows them: each with its changes and a link to its memory."""

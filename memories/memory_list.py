@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -64,6 +64,7 @@ STATES: dict[str, Any] = {
     "active": _("Active"),
     "pending": _("Pending review"),
     "forgotten": _("Forgotten"),
+    "rejected": _("Rejected"),
     "trash": _("Trash"),
 }
 # What each tab holds is the state's one definition (models.STATE_CONDITIONS).
@@ -77,7 +78,8 @@ SORT_LABELS: dict[str, Any] = {
     "importance": _("Importance"),
 }
 SORT_ORDERS: dict[str, tuple[OrderBy, ...]] = {
-    "newest": (F("created_at").desc(), F("id").desc()),
+    # Pinned first, as the injection puts them first.
+    "newest": (F("pinned").desc(), F("created_at").desc(), F("id").desc()),
     "last_used": (F("last_accessed_at").desc(nulls_last=True), F("id").desc()),
     "most_used": (F("access_count").desc(), F("id").desc()),
     "importance": (F("importance").desc(), F("id").desc()),
@@ -223,6 +225,8 @@ class RowAction:
     field: str = ""
     value: str = ""
     danger: bool = False
+    # Shown on the row itself (accept, reject, restore); the others are in its menu.
+    primary: bool = False
 
 
 @dataclass(frozen=True)
@@ -266,6 +270,14 @@ class MemoryRow:
     # "Delete forever…": its confirmation, for a memory in the trash the user may change.
     purge_url: str
     actions: list[RowAction]
+
+    @property
+    def primary_actions(self) -> list[RowAction]:
+        return [action for action in self.actions if action.primary]
+
+    @property
+    def menu_actions(self) -> list[RowAction]:
+        return [action for action in self.actions if not action.primary]
 
 
 # Any memory id: the URLs of a row are reversed once with it, then filled in per row.
@@ -326,7 +338,7 @@ class _RowMaker:
         """The POST buttons of a row the user may change, for the memory's state."""
         pk, label, url = memory.pk, self.action_labels, self.url
         if state in ("trash", "forgotten"):
-            return [RowAction(url["memory-restore"](pk), label["Restore"])]
+            return [RowAction(url["memory-restore"](pk), label["Restore"], primary=True)]
         pinned = memory.pinned
         actions = [
             RowAction(
@@ -339,8 +351,8 @@ class _RowMaker:
         if state == "pending" and self.source.can_review(memory):
             review = url["memory-review"](pk)
             actions += [
-                RowAction(review, label["Accept"], "decision", "accept"),
-                RowAction(review, label["Reject"], "decision", "reject"),
+                RowAction(review, label["Accept"], "decision", "accept", primary=True),
+                RowAction(review, label["Reject"], "decision", "reject", primary=True),
             ]
         actions.append(RowAction(url["memory-delete"](pk), label["Delete"], danger=True))
         return actions
@@ -493,6 +505,8 @@ class Chip:
     label: Any
     selected: bool
     querystring: str
+    # How many memories of the current tab it shows, under the other filters.
+    count: int = 0
 
 
 @dataclass
@@ -622,9 +636,40 @@ class MemoryListPage:
     def kind_choices(self) -> list[tuple[str, Any]]:
         return list(Kind.choices)
 
+    @cached_property
+    def kind_counts(self) -> dict[str, int]:
+        """How many memories of each kind the current tab holds under the other filters
+        (search, scope): the counts on the kind chips."""
+        state = self.filters.state
+        any_kind = replace(self.filters, kinds=())
+        counts: dict[str, int] = dict.fromkeys(Kind.values, 0)
+        if any_kind.narrows_by_kind_and_scope_only:
+            slugs = {project.pk: project.slug for project in self.source.projects}
+            for group in self._groups:
+                if any_kind.selects(
+                    group["kind"], group["scope"], slugs.get(group["project_id"], "")
+                ):
+                    counts[group["kind"]] = counts.get(group["kind"], 0) + group[state]
+            return counts
+        # The search found its matches among the selected kinds' memories by meaning;
+        # its words match in any kind.
+        rows = matching(any_kind, self.source.visible, self.search).order_by().values("kind")
+        for row in rows.annotate(n=Count("id")):
+            counts[row["kind"]] = row["n"]
+        return counts
+
     @property
     def kind_chips(self) -> list[Chip]:
-        chips = [Chip("", _("All"), not self.filters.kinds, self.filters.querystring(kinds=()))]
+        counts = self.kind_counts
+        chips = [
+            Chip(
+                "",
+                _("All"),
+                not self.filters.kinds,
+                self.filters.querystring(kinds=()),
+                sum(counts.values()),
+            )
+        ]
         for kind, label in Kind.choices:
             selected = kind in self.filters.kinds
             kinds = (
@@ -635,7 +680,9 @@ class MemoryListPage:
                     kind,
                 )
             )
-            chips.append(Chip(kind, label, selected, self.filters.querystring(kinds=kinds)))
+            chips.append(
+                Chip(kind, label, selected, self.filters.querystring(kinds=kinds), counts[kind])
+            )
         return chips
 
     @property

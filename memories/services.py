@@ -46,6 +46,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from memories.duplicates import find_duplicate
+from memories.kinds import guess_kind
 from memories.models import (
     DEFAULT_IMPORTANCE,
     STATE_CONDITIONS,
@@ -260,6 +262,42 @@ def memory_create(
     )
     _enqueue_embedding([memory.pk])
     return memory
+
+
+def memory_remember(
+    *,
+    owner: User,
+    content: str,
+    kind: str = "",
+    scope: str = Scope.USER,
+    project: Project | None = None,
+    actor: User | None = None,
+    actor_label: str = "",
+) -> tuple[Memory, bool]:
+    """Add a memory by hand (the page's form, /remember) unless it is known already.
+
+    Returns (memory, created): the near-duplicate found in the same pool (the owner's
+    personal memories, or the project's) by extraction's own test
+    (``duplicates.find_duplicate``) and False, or the new memory and True. Without a
+    ``kind`` the memory gets the one extraction would read in it (``kinds.guess_kind``).
+    """
+    if scope == Scope.PROJECT:
+        pool = Memory.objects.filter(scope=Scope.PROJECT, project=project)
+    else:
+        pool = Memory.objects.filter(scope=Scope.USER, owner=owner)
+    existing = find_duplicate(pool, content)
+    if existing is not None:
+        return existing, False
+    memory = memory_create(
+        owner=owner,
+        content=content,
+        kind=kind or guess_kind(content),
+        scope=scope,
+        project=project,
+        actor=actor,
+        actor_label=actor_label,
+    )
+    return memory, True
 
 
 @transaction.atomic

@@ -28,6 +28,12 @@ def rows(page: Any) -> Any:
     return page.locator(".memory-list .memory-row")
 
 
+def menu(row: Any) -> Any:
+    """A row's actions menu, opened (the actions live there since the redesign)."""
+    row.locator(".memory-actions-menu > summary").click()
+    return row.locator(".memory-actions")
+
+
 def open_list(page: Any, live_server: Any, user: Any, query: str = "") -> None:
     browser_login(page, live_server, user)
     page.goto(LIST + query)
@@ -98,7 +104,7 @@ def test_delete_then_undo_brings_it_back_in_place(page: Any, live_server: Any, a
         remember(alice, content)
     open_list(page, live_server, alice)
     expect(rows(page)).to_have_count(3)
-    rows(page).nth(1).get_by_role("button", name="Delete").click()
+    menu(rows(page).nth(1)).get_by_role("button", name="Delete").click()
     expect(rows(page)).to_have_count(2)
     toast = page.locator("#toasts .toast")
     expect(toast).to_contain_text("Memory deleted.")
@@ -126,14 +132,14 @@ def test_edit_and_the_stale_edit_conflict(page: Any, live_server: Any, alice: An
     memory = remember(alice, "Prefers tea")
     open_list(page, live_server, alice)
     row = page.locator(f"#memory-{memory.pk}")
-    row.get_by_role("link", name="Edit").click()
+    menu(row).get_by_role("link", name="Edit").click()
     row.get_by_label("Memory", exact=True).fill("Prefers green tea")
     row.get_by_label("Kind").select_option("preference")
     row.get_by_role("button", name="Save").click()
     expect(row.locator(".memory-content")).to_have_text("Prefers green tea")
     expect(row.locator(".kind")).to_contain_text("Preference")
 
-    row.get_by_role("link", name="Edit").click()
+    menu(row).get_by_role("link", name="Edit").click()
     row.get_by_label("Memory", exact=True).fill("Prefers jasmine tea")
     memory_update(
         memory=memory, changes={"content": "Prefers coffee now"}, expected_revision=None, actor=None
@@ -151,6 +157,7 @@ def test_clear_all_then_undo(page: Any, live_server: Any, alice: Any) -> None:
     for n in range(3):
         remember(alice, f"Memory {n}")
     open_list(page, live_server, alice)
+    page.click(".page-menu > summary")
     page.click("text=Clear all…")
     expect(page.locator("#memory-clear")).to_contain_text(
         "This moves 3 personal memories to the trash."
@@ -189,7 +196,7 @@ def test_load_more(page: Any, live_server: Any, alice: Any) -> None:
     expect(page.locator("#load-more")).to_have_count(0)
     expect(rows(page).last).to_contain_text("Memory number 00")
     # A later undo keeps both pages: the reloader now asks for page 2.
-    rows(page).last.get_by_role("button", name="Delete").click()
+    menu(rows(page).last).get_by_role("button", name="Delete").click()
     page.locator("#toasts").get_by_role("button", name="Undo").click()
     expect(rows(page)).to_have_count(25)
     expect(rows(page).last).to_contain_text("Memory number 00")
@@ -198,6 +205,7 @@ def test_load_more(page: Any, live_server: Any, alice: Any) -> None:
 def test_turning_memory_off_shows_the_banner(page: Any, live_server: Any, alice: Any) -> None:
     open_list(page, live_server, alice)
     expect(page.locator("#memory-off-banner")).not_to_contain_text("Memory is off.")
+    page.locator("#memory-settings-panel > summary").click()
     page.get_by_label("Memory on").uncheck()
     expect(page.locator("#memory-off-banner")).to_contain_text("Memory is off.")
     expect(page.locator("#memory-off-banner")).to_contain_text("nothing is injected")
@@ -230,8 +238,8 @@ def test_delete_and_restore_work_without_javascript(
     page = context.new_page()
     try:
         open_list(page, live_server, alice)
-        page.locator(f"#memory-{memory.pk}").get_by_role("button", name="Delete").click()
-        expect(page.locator(".messages")).to_contain_text("Memory deleted.")
+        menu(page.locator(f"#memory-{memory.pk}")).get_by_role("button", name="Delete").click()
+        expect(page.locator(".undo-offer")).to_contain_text("Memory deleted.")
         expect(rows(page)).to_have_count(0)
         expect(page.locator(".undo-offer")).to_be_visible()
         page.click(".tabs >> text=Trash")

@@ -274,7 +274,7 @@ def test_htmx_asks_for_one_part(alice: Any) -> None:
     tabs = client.get(LIST, headers=htmx("memory-tabs")).content.decode()
     assert tabs.lstrip().startswith('<div id="memory-tabs"')
     summary = client.get(LIST, headers=htmx("memory-summary")).content.decode()
-    assert summary.lstrip().startswith('<section id="memory-summary"')
+    assert summary.lstrip().startswith('<p id="memory-summary"')
 
 
 def test_viewer_sees_project_memories_without_write_actions(
@@ -686,9 +686,11 @@ def test_htmx_delete_leaves_an_empty_place_and_a_toast_with_undo(alice: Any) -> 
     response = client_for(alice).post(f"{LIST}/{memory.pk}/delete", headers=htmx())
     page = response.content.decode()
     assert f'<li id="memory-{memory.pk}" class="memory-gone" hidden></li>' in page
-    assert 'hx-swap-oob="beforeend:#toasts"' in page
+    # The new toast replaces any earlier one, which would speak of another action.
+    assert 'hx-swap-oob="innerHTML:#toasts"' in page
     assert "Memory deleted." in page and "Undo" in page
-    assert response["HX-Trigger"] == '{"memories-changed": {}}'
+    # The last row left the Active tab: the list reloads for its empty state.
+    assert response["HX-Trigger"] == '{"memories-reload": {}}'
 
 
 def test_htmx_pin_returns_the_row_with_the_search_highlighted(alice: Any) -> None:

@@ -60,6 +60,7 @@ def test_a_member_curates_the_projects_memories(
     # Edit in place.
     wgs = Memory.objects.get(content="The survey uses WGS84")
     row = page.locator(f"#memory-{wgs.pk}")
+    row.locator(".memory-actions-menu > summary").click()
     row.get_by_role("link", name="Edit").click()
     row.get_by_label("Memory", exact=True).fill("The survey uses CGCS2000")
     row.get_by_role("button", name="Save").click()
@@ -67,6 +68,7 @@ def test_a_member_curates_the_projects_memories(
 
     # Delete, then undo from the toast: it comes back in place.
     save_screenshot(page, "project-memories")
+    row.locator(".memory-actions-menu > summary").click()
     row.get_by_role("button", name="Delete").click()
     expect(rows(page)).to_have_count(3)
     page.locator("#toasts").get_by_role("button", name="Undo").click()
@@ -101,6 +103,8 @@ def test_a_viewer_sees_no_write_controls(
     expect(row.get_by_role("button")).to_have_count(0)
     expect(row.get_by_role("link", name="Edit")).to_have_count(0)
     expect(row.locator("input[type=checkbox]")).to_have_count(0)
+    row.locator(".memory-actions-menu > summary").click()
     row.get_by_role("link", name="History").click()
     expect(row.locator(".history")).to_contain_text("Created")
+    page.click(".page-menu > summary")
     expect(page.get_by_role("link", name="Export as Markdown")).to_be_visible()

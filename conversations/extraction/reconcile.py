@@ -39,7 +39,6 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -49,10 +48,11 @@ from pgvector.django import VectorField
 
 from conversations.extraction import Candidate
 from conversations.models import Conversation
+from memories.duplicates import jaccard, prefilter_query, words_of
 from memories.embeddings import dimension_conflict, get_provider
 from memories.models import Memory, Origin, Scope, Status, state_sql, vector_bucket
 from memories.services import MemoryWrites, new_memory
-from memories.textsearch import SEARCH_CONFIG, terms
+from memories.textsearch import SEARCH_CONFIG
 from teams.models import Project
 from teams.permissions import can_write_project
 
@@ -200,31 +200,6 @@ class Lookup:
     by_vector: list[tuple[float, Known]] = field(default_factory=list)
 
 
-@lru_cache(maxsize=4096)
-def words_of(text: str) -> frozenset[str]:
-    """The terms Jaccard compares; the same memories come up run after run."""
-    return frozenset(terms(text))
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
-
-
-def _prefilter_query(candidate_terms: frozenset[str], threshold: float) -> str:
-    """Terms of which any near-duplicate must contain at least one, as a raw OR tsquery.
-
-    A memory with Jaccard ≥ t shares at least t·|A| of the candidate's |A|
-    terms, so it misses at most ⌊(1-t)·|A|⌋ of them: among any that many
-    plus one terms it has one. The longest terms are the rarest, so the
-    index returns few rows.
-    """
-    missable = int((1 - threshold) * len(candidate_terms))
-    chosen = sorted(candidate_terms, key=lambda term: (-len(term), term))[: missable + 1]
-    return " | ".join(chosen)
-
-
 class Reconciler:
     """Reconciles one run's candidates for one conversation."""
 
@@ -317,7 +292,7 @@ class Reconciler:
             scope,
             {
                 "queries": [
-                    _prefilter_query(words_of(c.content), self.threshold) for c in candidates
+                    prefilter_query(words_of(c.content), self.threshold) for c in candidates
                 ],
                 "kinds": [c.kind for c in candidates],
                 "subjects": [c.subject for c in candidates],

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django_htmx.http import trigger_client_event
 
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import MemorySettings
@@ -22,11 +23,12 @@ from memories.services import memory_undo_batch
 DEFAULT_NEXT = "/settings/memories"
 
 
-def _back(request: AuthenticatedHttpRequest) -> HttpResponse:
+def _back(request: AuthenticatedHttpRequest, toast: str = "") -> HttpResponse:
     if request.htmx:
-        return render(
-            request, "conversations/partials/extraction_notice.html", notice_context(request)
-        )
+        context = notice_context(request) | {"toast": toast}
+        response = render(request, "conversations/partials/extraction_notice.html", context)
+        # The memories page's list, tabs and counts reload to show what the undo changed.
+        return trigger_client_event(response, "memories-reload") if toast else response
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
         target = DEFAULT_NEXT
@@ -39,9 +41,10 @@ def notice_undo(request: AuthenticatedHttpRequest, batch: uuid.UUID) -> HttpResp
     if not batch_belongs_to(batch, request.user):
         raise Http404("No such change of yours.")
     memory_undo_batch(batch=batch, actor=request.user, actor_label=undo_label(batch))
+    message = _("Undone: the memories are back as they were.")
     if not request.htmx:
-        messages.success(request, _("Undone: the memories are back as they were."))
-    return _back(request)
+        messages.success(request, message)
+    return _back(request, toast=message)
 
 
 @login_required

@@ -25,7 +25,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import push_url, trigger_client_event
+from django_htmx.http import push_url, reswap, trigger_client_event
 
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import MemorySettings
@@ -35,6 +35,7 @@ from memories.filters import MemoryFilters
 from memories.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
 from memories.memory_history import event_changes
 from memories.memory_list import (
+    STATES,
     MemoryListPage,
     MemoryListSource,
     matching,
@@ -176,15 +177,24 @@ def _done(
 ) -> HttpResponse:
     """Answer an action: the row (or its empty place) and a toast, or a redirect back."""
     if not request.htmx:
-        messages.success(request, message)
         if batch is not None:
+            # The undo offer says it, with its Undo button: one message, not two.
             request.session["memory_undo"] = {"batch": str(batch), "message": message}
+        else:
+            messages.success(request, message)
         return redirect(_back_url(request))
     context: dict[str, Any] = {"toast": message, "batch": batch, **(extra or {})}
     if memory is not None:
         source, filters = _source_and_filters(request)
         [row] = memory_rows([memory.pk], source, filters.q)
         context |= {"row": row, "in_tab": row.state == filters.state, "next": _back_url(request)}
+        if not context["in_tab"]:
+            # The row left its tab: the bulk bar's "All N matching" follows, and the last
+            # one out reloads the list for its empty state ("The trash is empty.").
+            total = MemoryListPage(source=source, filters=filters).total
+            context["bulk_total"] = total
+            if not total:
+                event = "memories-reload"
     response = render(request, "memories/partials/_action_response.html", context)
     return trigger_client_event(response, event)
 
@@ -197,7 +207,7 @@ def _undo_offer(request: AuthenticatedHttpRequest) -> dict[str, str] | None:
 # The page ------------------------------------------------------------------------
 
 # HTMX asks for one part of the page by the id of the element it swaps.
-LIST_PARTS = ("memory-results", "memory-tabs", "memory-summary", "load-more")
+LIST_PARTS = ("memory-results", "memory-tabs", "memory-summary", "load-more", "extraction-notice")
 
 
 def _list_page(
@@ -240,11 +250,14 @@ def _page_context(
     source: MemoryListSource,
     *,
     add_form: MemoryAddForm | None = None,
+    known: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """What the page shows around the list: the add form, the memory files, the settings."""
     project = source.project
     context: dict[str, Any] = {
         "add_form": add_form or _add_form(source),
+        # What the add form was about to duplicate.
+        "known": known,
         # Recall runs on the hash embeddings because the model could not be loaded (auto).
         "embedding_fallback": fallback_reason() is not None,
     }
@@ -269,13 +282,14 @@ def _memories_page(
     source: MemoryListSource,
     *,
     add_form: MemoryAddForm | None = None,
+    known: dict[str, str] | None = None,
     status: int = 200,
 ) -> HttpResponse:
     return _list_page(
         request,
         source,
         "memories/memory_list.html",
-        lambda: _page_context(request, source, add_form=add_form),
+        lambda: _page_context(request, source, add_form=add_form, known=known),
         status=status,
     )
 
@@ -315,7 +329,7 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
         return _memories_page(request, source, add_form=form, status=400)
     project = form.project
-    services.memory_create(
+    memory, created = services.memory_remember(
         owner=request.user,
         content=form.cleaned_data["content"],
         kind=form.cleaned_data["kind"],
@@ -323,12 +337,35 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
         project=project,
         actor=request.user,
     )
+    if not created:
+        return _already_known(request, source, form, memory)
     return _done(
         request,
         _("Memory added."),
         event="memories-reload",
         extra={"add_form": _add_form(source), "next": _back_url(request)},
     )
+
+
+def _already_known(
+    request: AuthenticatedHttpRequest,
+    source: MemoryListSource,
+    form: MemoryAddForm,
+    memory: Memory,
+) -> HttpResponse:
+    """The add form again, saying the memory exists already and linking to it."""
+    state = memory.state if memory.state in STATES else "active"
+    known = {
+        "content": memory.content,
+        "url": f"{source.url}?{MemoryFilters(memory=memory.pk, state=state).querystring()}",
+    }
+    if request.htmx:
+        return render(
+            request,
+            "memories/partials/_memory_add_form.html",
+            {"add_form": form, "known": known, "next": _back_url(request)},
+        )
+    return _memories_page(request, source, add_form=form, known=known)
 
 
 def _edit_form(memory: Memory, data: Any = None) -> MemoryEditForm:
@@ -564,9 +601,11 @@ def _refuse(request: AuthenticatedHttpRequest, message: str) -> HttpResponse:
     if not request.htmx:
         messages.error(request, message)
         return redirect(_back_url(request))
-    return render(
+    response = render(
         request, "memories/partials/_action_response.html", {"toast": message}, status=400
     )
+    # Only the toast, out of band: whatever the form targets stays as it is.
+    return reswap(response, "none")
 
 
 @login_required

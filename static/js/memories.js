@@ -23,7 +23,24 @@
     document.querySelectorAll("[data-js-only]").forEach(function (element) { element.hidden = false; });
   });
 
+  function openSettings() {
+    var settings = document.getElementById("memory-settings-panel");
+    if (settings) { settings.open = true; }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (location.hash === "#memory-settings" || location.hash === "#memory-settings-panel") {
+      openSettings();
+    }
+  });
+
   document.addEventListener("click", function (event) {
+    // An open menu (a row's actions, "More") closes on a click outside it or on one of its items.
+    document.querySelectorAll("details.memory-actions-menu[open], details.page-menu[open]").forEach(function (menu) {
+      var summary = menu.querySelector("summary");
+      if (!summary.contains(event.target)) { menu.open = false; }
+    });
+    if (event.target.closest("[data-open-settings]")) { openSettings(); }
     var closePanel = event.target.closest("[data-close-panel]");
     var panel = closePanel && closePanel.closest(".memory-panel, .clear-panel");
     if (panel) {
