@@ -218,12 +218,12 @@ def test_switching_to_chinese_translates_the_page(page: Any, live_server: Any, a
     Memory.objects.filter(pk=memory.pk).update(created_at=timezone.now() - timedelta(days=3))
     open_list(page, live_server, alice)
     expect(page.locator("h1")).to_have_text("Memories")
-    page.select_option("#language-switch", "zh-hans")
+    page.select_option("#nav-language", "zh-hans")
     expect(page.locator("h1")).to_have_text("记忆")
     expect(page.locator("#memory-settings h2")).to_have_text("记忆设置")
     expect(rows(page).first.locator(".kind")).to_contain_text("偏好")
     expect(rows(page).first.locator("time")).to_contain_text("日前")
-    page.select_option("#language-switch", "en")
+    page.select_option("#nav-language", "en")
     expect(page.locator("h1")).to_have_text("Memories")
 
 
