@@ -34,6 +34,9 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django_htmx",
     "template_partials",
+    # First: its project-wide commands (serve, migrate, seed_demo, qcluster) win over the
+    # apps' (its qcluster over django-q2's).
+    "config",
     "django_q",
     # Listed so the API docs page uses ninja's bundled Swagger UI files instead of a CDN.
     "ninja",
@@ -44,8 +47,6 @@ INSTALLED_APPS = [
     "memories",
     "conversations",
     "recall",
-    # Project-wide commands (serve, migrate, seed_demo).
-    "config",
 ]
 
 MIDDLEWARE = [
@@ -157,6 +158,8 @@ Q_CLUSTER = {
     "sync": envbool("Q_SYNC", False),
     "orm": "default",
 }
+# How long a stopping worker may finish its tasks before it is killed (manage.py qcluster).
+WORKER_STOP_SECONDS = envfloat("WORKER_STOP_SECONDS", 8.0)
 REDIS_URL = envstr("REDIS_URL", "")
 if REDIS_URL:
     Q_CLUSTER.pop("orm")
