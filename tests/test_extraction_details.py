@@ -81,6 +81,15 @@ def test_details_differ(a: str, b: str) -> None:
     assert differ(a, b) and differ(b, a)
 
 
-@pytest.mark.parametrize(("a", "b"), SAME)
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        *SAME,
+        ("I am a teacher in Lyon", "Is a teacher in Lyon"),
+        ("Loves the sun in Nice", "Really loves the sun in Nice"),
+        ("Jan prefers pytest", "Jan prefers pytest for testing"),
+        ("我们一起用 Django 开发", "我们一直一起用 Django 开发"),
+    ],
+)
 def test_details_agree(a: str, b: str) -> None:
     assert not differ(a, b) and not differ(b, a)

@@ -19,10 +19,10 @@ from memories.textsearch import is_stopword
 _WEEKDAYS = {
     "monday": 1, "mon": 1, "tuesday": 2, "tue": 2, "tues": 2, "wednesday": 3, "wed": 3,
     "thursday": 4, "thu": 4, "thur": 4, "thurs": 4, "friday": 5, "fri": 5,
-    "saturday": 6, "sat": 6, "sunday": 7, "sun": 7,
+    "saturday": 6, "sunday": 7,
 }  # fmt: skip
 _MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "april": 4, "apr": 4,
+    "january": 1, "february": 2, "feb": 2, "march": 3, "april": 4, "apr": 4,
     "june": 6, "july": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
     "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
 }  # fmt: skip
@@ -32,7 +32,7 @@ _NUMBER_WORDS = {
     "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
     "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
     "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
-    "once": 1, "twice": 2, "half": 0.5, "dozen": 12,
+    "twice": 2, "half": 0.5, "dozen": 12,
 }  # fmt: skip
 _RELATIVE_DAYS = {
     "today": "0", "tonight": "0", "tomorrow": "+1", "yesterday": "-1",
@@ -186,7 +186,7 @@ def details(text: str) -> dict[str, frozenset[str]]:
             found["number"].add(_number(_NUMBER_WORDS[word]))
         elif word in _RELATIVE_DAYS:
             found["day"].add(_RELATIVE_DAYS[word])
-        elif word in _DAY_PARTS:
+        elif word in _DAY_PARTS and word not in ("am", "pm"):  # "I am": only after a time
             found["part"].add(_DAY_PARTS[word])
         elif len(word) >= 3 and not is_stopword(word) and word not in _PHRASING:
             found["thing"].add(_stem(word))
