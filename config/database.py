@@ -24,6 +24,7 @@ other process is using the server, otherwise when it next starts.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from pathlib import Path
@@ -200,3 +201,33 @@ def _configure(server: Any, shared_buffers: int) -> bool:
             )
         )
     return True
+
+
+# Connections inherited by forked children, kept (never closed nor collected) so that a
+# child never ends its parent's sessions.
+_inherited: list[Any] = []
+
+
+def forget_inherited_connections() -> None:
+    """In a forked child (django-q2 forks its sentinel, workers, pusher and monitor): the
+    parent's pooled and open connections are its parent's sockets, and two processes using
+    one connection mix their messages (a pusher failed with "can't change 'autocommit'
+    now", a worker's lock was not its own). The child opens its own instead; the inherited
+    ones are set aside unclosed (closing one would end the parent's session)."""
+    import sys
+
+    if "django.db.backends.postgresql.base" not in sys.modules:
+        return  # No connection was made before the fork.
+    from django.db import connections
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    pools: dict[str, Any] = DatabaseWrapper._connection_pools  # type: ignore[attr-defined]
+    _inherited.extend(pools.values())
+    pools.clear()
+    for wrapper in connections.all(initialized_only=True):
+        if wrapper.connection is not None:
+            _inherited.append(wrapper.connection)
+            wrapper.connection = None
+
+
+os.register_at_fork(after_in_child=forget_inherited_connections)

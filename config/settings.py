@@ -34,6 +34,9 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django_htmx",
     "template_partials",
+    # First: its project-wide commands (serve, migrate, seed_demo, qcluster) win over the
+    # apps' (its qcluster over django-q2's).
+    "config",
     "django_q",
     # Listed so the API docs page uses ninja's bundled Swagger UI files instead of a CDN.
     "ninja",
@@ -44,8 +47,6 @@ INSTALLED_APPS = [
     "memories",
     "conversations",
     "recall",
-    # Project-wide commands (serve, migrate, seed_demo).
-    "config",
 ]
 
 MIDDLEWARE = [
@@ -163,6 +164,8 @@ Q_CLUSTER = {
     "sync": envbool("Q_SYNC", False),
     "orm": "default",
 }
+# How long a stopping worker may finish its tasks before it is killed (manage.py qcluster).
+WORKER_STOP_SECONDS = envfloat("WORKER_STOP_SECONDS", 8.0)
 REDIS_URL = envstr("REDIS_URL", "")
 if REDIS_URL:
     Q_CLUSTER.pop("orm")
@@ -193,6 +196,8 @@ EXTRACTION_WINDOW_MESSAGES = envint("EXTRACTION_WINDOW_MESSAGES", 50)
 EXTRACTION_WINDOW_TOKENS = envint("EXTRACTION_WINDOW_TOKENS", 4000)
 EXTRACTION_MAX_ATTEMPTS = envint("EXTRACTION_MAX_ATTEMPTS", 4)
 EXTRACTION_RETRY_SECONDS = envint("EXTRACTION_RETRY_SECONDS", 30)
+# A run marked running this long ago whose worker no longer holds its conversation died.
+EXTRACTION_RUN_GRACE_SECONDS = envint("EXTRACTION_RUN_GRACE_SECONDS", 10)
 EXTRACTION_LLM_URL = envstr("EXTRACTION_LLM_URL", "")
 EXTRACTION_LLM_MODEL = envstr("EXTRACTION_LLM_MODEL", "gpt-4o-mini")
 EXTRACTION_LLM_API_KEY = envstr("EXTRACTION_LLM_API_KEY", "")

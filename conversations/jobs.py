@@ -14,6 +14,13 @@ def extract_conversation(run_id: int) -> str:
     return str(execute_run(run_id).status)
 
 
+def reclaim_extraction_runs() -> int:
+    """Every minute: run again the extraction runs whose worker died; how many."""
+    from conversations.extraction.runs import reclaim_dead_runs
+
+    return len(reclaim_dead_runs())
+
+
 def purge_messages() -> int:
     """The daily retention pass: messages older than MEMORY_MESSAGE_RETENTION_DAYS go (0 keeps
     them), and a temporary conversation's after 24 hours."""

@@ -33,8 +33,6 @@ import shutil
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +44,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Model, QuerySet
 
+from memories import http
 from memories.textsearch import is_stopword, terms
 
 logger = logging.getLogger(__name__)
@@ -187,18 +186,22 @@ class OpenAIEmbedding:
         for attempt in range(self.max_retries + 1):
             if attempt:
                 time.sleep(self.backoff_seconds * 2 ** (attempt - 1))
-            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return json.loads(response.read())
-            except urllib.error.HTTPError as exc:
-                last_error = f"HTTP {exc.code}"
-                if exc.code not in _RETRY_STATUSES:
-                    break
-            except (urllib.error.URLError, TimeoutError, OSError) as exc:
+                # The timeout is a deadline for the whole request, not for each read.
+                answer = http.post(self.url, data, headers, timeout=self.timeout)
+            except http.DeadlineExceeded:
+                last_error = f"timed out after {self.timeout:g} s"
+            except OSError as exc:  # URLError, and socket errors while reading
                 last_error = str(getattr(exc, "reason", exc)) or type(exc).__name__
-            except ValueError as exc:
-                raise EmbeddingError(f"{self.url} did not answer JSON.") from exc
+            else:
+                if answer.status < 400:
+                    try:
+                        return json.loads(answer.body)
+                    except ValueError as exc:
+                        raise EmbeddingError(f"{self.url} did not answer JSON.") from exc
+                last_error = f"HTTP {answer.status}"
+                if answer.status not in _RETRY_STATUSES:
+                    break
             logger.warning("Embedding request to %s failed (%s)", self.url, last_error)
         raise EmbeddingError(f"{self.url} failed: {last_error}")
 

@@ -32,6 +32,11 @@ class Daily:
 # Schedules created (or corrected) after every migrate: name -> (function, when).
 SCHEDULES: dict[str, tuple[str, Every | Daily]] = {
     "worker heartbeat": ("memories.jobs.heartbeat", Every(minutes=1)),
+    # Extraction runs whose worker died are run again (see conversations.extraction.runs).
+    "reclaim dead extraction runs": (
+        "conversations.jobs.reclaim_extraction_runs",
+        Every(minutes=1),
+    ),
     "forget unused memories": (
         "memories.jobs.forget_memories",
         Daily(hour=settings.MEMORY_FORGET_HOUR_UTC),

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import urllib.error
-import urllib.request
 from datetime import date
 from typing import Any
 
@@ -28,6 +26,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage
 from conversations.extraction.topics import find_topic
+from memories import http
 from memories.models import KIND_ALIASES, Kind
 from memories.sensitive import redact
 
@@ -279,23 +278,19 @@ class LlmExtractor:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read().decode("utf-8", errors="replace")
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", errors="replace")
-            raise ExtractionFailed(f"The LLM endpoint answered HTTP {exc.code}.", detail) from exc
-        except TimeoutError as exc:
-            raise ExtractionFailed(
-                f"The LLM endpoint did not answer within {self.timeout:g} s."
-            ) from exc
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError | socket.timeout):
+            answer = http.post(self.url, body, headers, timeout=self.timeout)
+        except OSError as exc:
+            # A deadline passed, or the socket's own timeout while connecting.
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            if isinstance(reason, TimeoutError):
                 raise ExtractionFailed(
                     f"The LLM endpoint did not answer within {self.timeout:g} s."
                 ) from exc
-            raise ExtractionFailed(f"The LLM endpoint could not be reached: {exc.reason}.") from exc
+            raise ExtractionFailed(f"The LLM endpoint could not be reached: {reason}.") from exc
+        raw = answer.body.decode("utf-8", errors="replace")
+        if answer.status >= 400:
+            raise ExtractionFailed(f"The LLM endpoint answered HTTP {answer.status}.", raw)
         try:
             return str(json.loads(raw)["choices"][0]["message"]["content"] or "")
         except (ValueError, KeyError, IndexError, TypeError) as exc:

@@ -7,7 +7,8 @@ same project:
   created; the rejected memory's history notes it came up again;
 - a near-duplicate exists (word / CJK-bigram Jaccard ≥ MEMORY_DUPLICATE_JACCARD,
   cosine ≥ MEMORY_DUPLICATE_COSINE between embeddings, or the same subject
-  and value) → that memory gains confidence and the new evidence;
+  and value) that gives the same details (numbers, days, times of day, things:
+  see details.py) → that memory gains confidence and the new evidence;
 - a memory of the same kind says something else about the same subject →
   the later of the two (by ``valid_from``: when its message was sent)
   supersedes the earlier: a new memory from a later message supersedes the
@@ -47,6 +48,7 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from conversations.extraction import Candidate
+from conversations.extraction.details import differ
 from conversations.models import Conversation
 from memories.duplicates import jaccard, prefilter_query, words_of
 from memories.embeddings import dimension_conflict, get_provider
@@ -345,7 +347,12 @@ class Reconciler:
         best: tuple[float, Known] | None = None
         for known in [*lookup.by_words, *created]:
             score = jaccard(candidate_terms, known.words)
-            if known.current and score >= self.threshold and (best is None or score > best[0]):
+            if (
+                known.current
+                and score >= self.threshold
+                and (best is None or score > best[0])
+                and not differ(candidate.content, known.content)
+            ):
                 best = (score, known)
         if best is not None:
             return best[1]
@@ -356,9 +363,14 @@ class Reconciler:
                     and known.kind == candidate.kind
                     and known.subject == candidate.subject
                     and known.value == candidate.value
+                    and not differ(candidate.content, known.content)
                 ):
                     return known
-        close = [(distance, known) for distance, known in lookup.by_vector if known.current]
+        close = [
+            (distance, known)
+            for distance, known in lookup.by_vector
+            if known.current and not differ(candidate.content, known.content)
+        ]
         if close:
             return min(close, key=lambda pair: pair[0])[1]
         return None

@@ -16,7 +16,9 @@ read in exactly one run's window, in order. A failure is recorded on the run (wi
 the LLM's raw answer when it could not be parsed) and retried with
 exponential backoff up to EXTRACTION_MAX_ATTEMPTS attempts, by a django-q2
 Schedule this module creates; the job itself then succeeds, so django-q2 never
-retries it too (its Q_RETRY re-delivery is left for a worker that died).
+retries it too. A run whose worker died (killed, crashed) is found by the
+conversation's next turns trigger or the job every minute, and run again at once
+(see "Dead workers" below), long before django-q2's Q_RETRY re-delivery.
 """
 
 from __future__ import annotations
@@ -131,9 +133,12 @@ def maybe_request_turns_extraction(conversation: Conversation) -> ExtractionRun 
     every = settings.EXTRACTION_EVERY_USER_TURNS
     if every <= 0:
         return None
-    if conversation.extraction_runs.filter(
-        status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-    ).exists():
+    active = _active_runs(conversation)
+    if any(_may_be_dead(status, started_at) for status, started_at in active):
+        # A run whose worker died holds up no more: it runs again (or fails for good).
+        reclaim_dead_runs(conversation_id=conversation.pk)
+        active = _active_runs(conversation)
+    if active:
         return None
     new_user_turns = conversation.messages.filter(
         role=MessageRole.USER, position__gt=conversation.extracted_through
@@ -141,6 +146,83 @@ def maybe_request_turns_extraction(conversation: Conversation) -> ExtractionRun 
     if new_user_turns < every:
         return None
     return extraction_request(conversation=conversation, trigger=ExtractionTrigger.TURNS)
+
+
+def _active_runs(conversation: Conversation) -> list[tuple[str, datetime | None]]:
+    return list(
+        conversation.extraction_runs.filter(
+            status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+        ).values_list("status", "started_at")[:10]
+    )
+
+
+def _may_be_dead(status: str, started_at: datetime | None) -> bool:
+    """Running for longer than the grace: its worker has had time to take the lock."""
+    return (
+        status == RunStatus.RUNNING
+        and started_at is not None
+        and started_at < timezone.now() - timedelta(seconds=settings.EXTRACTION_RUN_GRACE_SECONDS)
+    )
+
+
+# Dead workers --------------------------------------------------------------------------
+#
+# A worker's lease on a run is its conversation's advisory lock, which its database session
+# holds for as long as it works on a window (including the LLM call): PostgreSQL lets go of
+# it the moment the session ends, when the worker is killed, crashes or loses its machine's
+# connection. A run marked running more than EXTRACTION_RUN_GRACE_SECONDS ago (time enough
+# to take that lock) whose conversation nobody holds has lost its worker; what that worker
+# did of its window was rolled back with its transaction. Taking the lock, it is queued
+# and run again at once, from the conversation's extracted_through, as any run: nothing is
+# passed over or read twice. The attempt the dead worker counted stays counted, so a run
+# that kills its worker every time fails for good after EXTRACTION_MAX_ATTEMPTS attempts.
+# The next turns trigger of the conversation and a job every minute look for such runs.
+
+WORKER_DIED = "The worker running it stopped (killed or crashed) before it finished."
+
+
+def reclaim_dead_runs(*, conversation_id: int | None = None) -> list[int]:
+    """Queue again (or fail for good) the running runs whose worker died; their ids."""
+    stale = ExtractionRun.objects.filter(
+        status=RunStatus.RUNNING,
+        started_at__lt=timezone.now() - timedelta(seconds=settings.EXTRACTION_RUN_GRACE_SECONDS),
+    )
+    if conversation_id is not None:
+        stale = stale.filter(conversation_id=conversation_id)
+    reclaimed = []
+    for run_id, run_conversation in stale.order_by("pk").values_list("pk", "conversation_id"):
+        if _reclaim(run_id, run_conversation):
+            reclaimed.append(run_id)
+    return reclaimed
+
+
+def _reclaim(run_id: int, conversation_id: int) -> bool:
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)",
+                [_LOCK_NAMESPACE, conversation_id % 2**31],
+            )
+            if not cursor.fetchone()[0]:
+                return False  # A live worker holds the conversation.
+        run = ExtractionRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status != RunStatus.RUNNING:
+            return False  # It finished meanwhile.
+        run.error = WORKER_DIED
+        if run.attempts >= settings.EXTRACTION_MAX_ATTEMPTS:
+            run.status, run.finished_at = RunStatus.FAILED, timezone.now()
+            logger.error(
+                "Extraction run %s failed for good after %s attempts: %s",
+                run_id,
+                run.attempts,
+                WORKER_DIED,
+            )
+        else:
+            run.status = RunStatus.QUEUED
+            transaction.on_commit(lambda: enqueue_run(run_id))
+            logger.warning("Extraction run %s lost its worker; running it again", run_id)
+        run.save(update_fields=["status", "error", "finished_at"])
+    return True
 
 
 def schedule_retry(run: ExtractionRun) -> timedelta:
