@@ -443,17 +443,21 @@ def bm25_sql(
     limit: int,
 ) -> tuple[str, list[Any]]:
     """(id, score) of the rows of ``pool_sql`` (id and search_vector of those matching any of
-    ``terms``), by BM25 as ``keyword_sql`` says, best first, ties by id."""
-    matched = ", ".join(
-        f"(search_vector @@ to_tsquery('simple', %s))::int AS m{n}" for n in range(len(terms))
-    )
+    ``terms``), by BM25 as ``keyword_sql`` says, best first, ties by id.
+
+    Each term's tsquery is made once (``q``), not once per row: to_tsquery is only stable,
+    and 14 terms over 3,600 matches made it a good part of the search. Numbers are float8:
+    a parameter like 1.0 is otherwise a numeric literal, and ln() of numerics took 130 of
+    the 170 ms of such a search (EXPLAIN ANALYZE, 100,000 messages)."""
+    queries = ", ".join(f"to_tsquery('simple', %s) AS q{n}" for n in range(len(terms)))
+    matched = ", ".join(f"(search_vector @@ q{n})::int AS m{n}" for n in range(len(terms)))
     frequencies = ", ".join(f"sum(m{n}) OVER () AS df{n}" for n in range(len(terms)))
     # idf as Lucene's (never negative); N at least the rows that matched.
     score = " + ".join(
-        f"m{n} * %s * ln(1 + (greatest(%s, hits) - df{n} + 0.5) / (df{n} + 0.5))"
+        f"m{n} * %s::float8 * ln(1 + (greatest(%s::float8, hits) - df{n} + 0.5) / (df{n} + 0.5))"
         for n in range(len(terms))
     )
-    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * length / %s)"
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * length / %s::float8)"
     params: list[Any] = [term.tsquery for term in terms]
     params += pool_params
     score_params: list[Any] = []
@@ -464,7 +468,7 @@ def bm25_sql(
         f"SELECT id, length, {', '.join(f'm{n}' for n in range(len(terms)))}, {frequencies}, "
         "count(*) OVER () AS hits FROM ("
         f"SELECT id, length(search_vector)::float8 AS length, {matched} "
-        f"FROM ({pool_sql}) AS hit) AS matched) AS counted "
+        f"FROM (SELECT {queries} OFFSET 0) AS q, ({pool_sql}) AS hit) AS matched) AS counted "
         "ORDER BY rank DESC, id LIMIT %s",
         [*score_params, max(average_length, 1.0), *params, limit],
     )
