@@ -294,10 +294,15 @@ class QueryTerm:
     weight: float = 1.0
 
 
-def _query_terms(text: str, table: str = MEMORY_TABLE) -> list[QueryTerm]:
+def _query_terms(
+    text: str, table: str = MEMORY_TABLE, max_rows: int | None = None
+) -> list[QueryTerm]:
     """The terms to search for ``text``: its rarest, at most MAX_QUERY_TERMS, and together in
     at most MAX_MATCH_SHARE of memories (as far as statistics tell), then the rarest
     MAX_EXPANSION_TERMS words of the concepts it names.
+
+    ``max_rows``: the rows all the terms, expansions included, may match together (as far
+    as statistics tell) however large the table: BM25's cost grows with its matches.
 
     Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
     else is left; among equally rare terms the ones said last (the new message
@@ -313,13 +318,14 @@ def _query_terms(text: str, table: str = MEMORY_TABLE) -> list[QueryTerm]:
     def share(lexeme: str) -> float:
         return statistics.lexeme_shares.get(lexeme, statistics.untracked_share)
 
+    most = MAX_MATCH_SHARE if max_rows is None else min(MAX_MATCH_SHARE, max_rows / statistics.rows)
     rarest_first = sorted(lexemes, key=share)
     kept: list[str] = []
     matched_share = 0.0
     for lexeme in rarest_first:
         if lexeme in statistics.common_lexemes or len(kept) == MAX_QUERY_TERMS:
             break
-        if kept and matched_share + share(lexeme) > MAX_MATCH_SHARE:
+        if kept and matched_share + share(lexeme) > most:
             break
         kept.append(lexeme)
         matched_share += share(lexeme)
@@ -329,6 +335,10 @@ def _query_terms(text: str, table: str = MEMORY_TABLE) -> list[QueryTerm]:
         for lexeme in dict.fromkeys(lexeme for lexeme, expanded in rows if expanded)
         if lexeme not in lexemes and lexeme not in statistics.common_lexemes
     ]
+    if max_rows is not None:
+        extra = _within(
+            extra[:MAX_EXPANSION_TERMS], share, max_rows / statistics.rows - matched_share
+        )
     return [_query_term(lexeme) for lexeme in kept] + [
         _query_term(lexeme, EXPANSION_WEIGHT) for lexeme in extra[:MAX_EXPANSION_TERMS]
     ]
@@ -362,6 +372,17 @@ def _query_lexemes(text: str) -> list[tuple[str, bool]]:
     return rows
 
 
+def _within(lexemes: list[str], share: Callable[[str], float], room: float) -> list[str]:
+    """The first of ``lexemes`` that match together at most ``room`` of the table."""
+    kept = []
+    for lexeme in lexemes:
+        room -= share(lexeme)
+        if room < 0:
+            break
+        kept.append(lexeme)
+    return kept
+
+
 def _query_term(lexeme: str, weight: float = 1.0) -> QueryTerm:
     # A lone CJK character stays a prefix, as in textsearch.tsquery.
     prefix = ":*" if len(lexeme) == 1 and is_cjk(lexeme) else ""
@@ -384,6 +405,7 @@ def keyword_sql(
     limit: int,
     access: Sequence[str] = (),
     corpus: tuple[int, float] | None = None,
+    max_rows: int | None = None,
 ) -> tuple[str, list[Any]] | None:
     """SQL and parameters of (id, BM25 score) of the memories matching any term of ``text``,
     best first, ties by id; None if there is nothing to match.
@@ -405,7 +427,7 @@ def keyword_sql(
     entries) costs more than the rest of the search.
     """
     table_name = memories.model._meta.db_table
-    terms = _query_terms(text, table_name)
+    terms = _query_terms(text, table_name, max_rows)
     if not terms:
         return None
     any_term = " | ".join(term.tsquery for term in terms)
@@ -521,9 +543,13 @@ class Length(Func):
 
 
 def keyword_hits(
-    memories: QuerySet[Any, Any], text: str, limit: int, access: Sequence[str] = ()
+    memories: QuerySet[Any, Any],
+    text: str,
+    limit: int,
+    access: Sequence[str] = (),
+    max_rows: int | None = None,
 ) -> list[tuple[int, float]]:
-    query = keyword_sql(memories, text, limit, access)
+    query = keyword_sql(memories, text, limit, access, max_rows=max_rows)
     if query is None:
         return []
     with connection.cursor() as cursor:
@@ -834,6 +860,7 @@ def rank(
     access: Sequence[str] = (),
     buckets: Sequence[int] | None = ALL_BUCKETS,
     weights: tuple[float, float] = (KEYWORD_WEIGHT, VECTOR_WEIGHT),
+    max_match_rows: int | None = None,
 ) -> Ranking:
     """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
 
@@ -841,12 +868,13 @@ def rank(
     ``buckets``: the vector buckets of their memories (``pool_buckets``; None for a table with
     one vector index). Any table with ``search_vector``, ``embedding`` and
     ``embedding_model`` columns is searched the same way: messages are (recall.episodes).
-    ``weights``: of the keyword and the vector list in the fusion."""
+    ``weights``: of the keyword and the vector list in the fusion. ``max_match_rows``: at
+    most this many rows (as statistics tell) for BM25 to score, whatever the table's size."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
     # The keyword search runs on a side connection while this one runs the vector search.
     keyword_search = (
-        side_connections.start(_timed, keyword_hits, memories, text, depth, access)
+        side_connections.start(_timed, keyword_hits, memories, text, depth, access, max_match_rows)
         if mode != "vector"
         else None
     )

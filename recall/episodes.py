@@ -54,6 +54,9 @@ CURRENT_RECENT_TURNS = 20
 SHORT_REPLY_WORDS = 20
 # A turn is shown up to this many characters.
 MAX_TURN_CHARS = 600
+# The keyword search's terms match at most about this many turns (as statistics tell):
+# BM25 costs ~10 µs a match, and a share of a large table grows with it.
+EPISODE_MAX_MATCH_ROWS = 1000
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,7 @@ def search_episodes(
         depth=depth,
         buckets=None,
         weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
+        max_match_rows=EPISODE_MAX_MATCH_ROWS,
     )
     turns = load_turns(list(ranking.matches))
     episodes = []
