@@ -586,22 +586,25 @@ def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
     return rows
 
 
-def vector_plan(embedded: QuerySet[Any, Any]) -> tuple[str, int]:
+def vector_plan(
+    embedded: QuerySet[Any, Any], exact_limit: int = EXACT_VECTOR_LIMIT
+) -> tuple[str, int]:
     """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
 
     The planner's estimate decides first: counting a big user's candidates
     costs more than ranking them. A set it guesses small is ranked exactly,
     which is right whatever its true size (only slower if the guess was far
     too low). One it guesses a little over the limit is counted (up to the
-    limit), so a small user is never sent to the index.
+    limit), so a small user is never sent to the index. ``exact_limit``: the limit
+    (EXACT_VECTOR_LIMIT by default).
     """
     estimate = estimated_rows(embedded.values("pk"))
-    if estimate <= EXACT_VECTOR_LIMIT:
+    if estimate <= exact_limit:
         return "exact", estimate
-    if estimate > CLEARLY_LARGE * EXACT_VECTOR_LIMIT:
+    if estimate > CLEARLY_LARGE * exact_limit:
         return "hnsw", estimate
-    size = embedded.values("pk")[: EXACT_VECTOR_LIMIT + 1].count()
-    return ("exact" if size <= EXACT_VECTOR_LIMIT else "hnsw"), max(size, estimate)
+    size = embedded.values("pk")[: exact_limit + 1].count()
+    return ("exact" if size <= exact_limit else "hnsw"), max(size, estimate)
 
 
 def exact_nearest_sql(
@@ -639,6 +642,15 @@ def hnsw_ef_search(
     return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * index_rows / size)))
 
 
+def hnsw_reaches(limit: int, size: int, buckets: Sequence[int] | None, table: str) -> bool:
+    """Whether MAX_EF_SEARCH is enough for HNSW to find the nearest of ``size`` candidates
+    among the indexes' rows (see ``hnsw_ef_search``)."""
+    wanted = min(limit, HNSW_EXPECTED_HITS)
+    statistics = table_statistics(table)
+    index_rows = statistics.rows if buckets is None else statistics.index_rows(buckets)
+    return HNSW_SAFETY * wanted * index_rows / max(size, 1) <= MAX_EF_SEARCH
+
+
 def hnsw_nearest(
     embedded: QuerySet[Any, Any], vector: Sequence[float], limit: int, bucket: int | None
 ) -> QuerySet[Any, Any]:
@@ -665,20 +677,28 @@ def vector_hits(
     model_name: str,
     limit: int,
     buckets: Sequence[int] | None = ALL_BUCKETS,
+    exact_limit: int | None = None,
 ) -> tuple[list[tuple[int, float]], str]:
     """(id, cosine similarity) of the nearest memories, best first, and the plan used.
 
     ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``); None for
-    a table with one HNSW index (messages)."""
+    a table with one HNSW index (messages). ``exact_limit``: a lower limit than
+    EXACT_VECTOR_LIMIT for exact ranking, over which HNSW is used only where it reaches
+    enough of the candidates (``hnsw_reaches``), exact ranking still otherwise."""
     embedded = embedded_with(memories, model_name)
-    plan, size = vector_plan(embedded)
+    table = memories.model._meta.db_table
+    if exact_limit is None:
+        plan, size = vector_plan(embedded)
+    else:
+        plan, size = vector_plan(embedded, exact_limit)
+        if plan == "hnsw" and size <= EXACT_VECTOR_LIMIT:
+            plan = "hnsw" if hnsw_reaches(limit, size, buckets, table) else "exact"
     if plan == "exact":
         sql, params = exact_nearest_sql(embedded, vector, limit)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     else:
-        table = memories.model._meta.db_table
         with transaction.atomic():
             set_ef_search(hnsw_ef_search(limit, size, buckets, table))
             rows = [
@@ -829,16 +849,19 @@ def similar_memories(
     limit: int,
     min_similarity: float,
     buckets: Sequence[int] | None = ALL_BUCKETS,
+    exact_limit: int | None = None,
 ) -> tuple[list[tuple[int, float]], Degraded | None]:
     """(id, similarity) of the ``memories`` nearest in meaning to ``text``, nearest first,
-    at least ``min_similarity``; none, and why, when vectors cannot be used. ``buckets`` as
-    for ``vector_hits``."""
+    at least ``min_similarity``; none, and why, when vectors cannot be used. ``buckets`` and
+    ``exact_limit`` as for ``vector_hits``."""
     if not text.strip():
         return [], None
     query_vector, degraded = _query_vector(text)
     if query_vector is None:
         return [], degraded
-    found, _plan = vector_hits(memories, query_vector, get_provider().model_name, limit, buckets)
+    found, _plan = vector_hits(
+        memories, query_vector, get_provider().model_name, limit, buckets, exact_limit
+    )
     return [(memory_id, sim) for memory_id, sim in found if sim >= min_similarity], None
 
 
@@ -861,6 +884,7 @@ def rank(
     buckets: Sequence[int] | None = ALL_BUCKETS,
     weights: tuple[float, float] = (KEYWORD_WEIGHT, VECTOR_WEIGHT),
     max_match_rows: int | None = None,
+    exact_vector_limit: int | None = None,
 ) -> Ranking:
     """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
 
@@ -869,7 +893,8 @@ def rank(
     one vector index). Any table with ``search_vector``, ``embedding`` and
     ``embedding_model`` columns is searched the same way: messages are (recall.episodes).
     ``weights``: of the keyword and the vector list in the fusion. ``max_match_rows``: at
-    most this many rows (as statistics tell) for BM25 to score, whatever the table's size."""
+    most this many rows (as statistics tell) for BM25 to score, whatever the table's size.
+    ``exact_vector_limit``: as ``vector_hits``'s ``exact_limit``."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
     # The keyword search runs on a side connection while this one runs the vector search.
@@ -888,6 +913,7 @@ def rank(
             limit=depth,
             min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY,
             buckets=buckets,
+            exact_limit=exact_vector_limit,
         )
     keyword: list[tuple[int, float]] = []
     if keyword_search is not None:

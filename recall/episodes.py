@@ -57,6 +57,9 @@ MAX_TURN_CHARS = 600
 # The keyword search's terms match at most about this many turns (as statistics tell):
 # BM25 costs ~10 µs a match, and a share of a large table grows with it.
 EPISODE_MAX_MATCH_ROWS = 1000
+# Turns over this many go to the HNSW index when it reaches enough of them (exact ranking
+# costs ~3 µs a turn, HNSW ~3 ms), not over memories' EXACT_VECTOR_LIMIT (20,000).
+EPISODE_EXACT_VECTOR_LIMIT = 2000
 
 
 @dataclass(frozen=True)
@@ -249,6 +252,7 @@ def search_episodes(
         buckets=None,
         weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
         max_match_rows=EPISODE_MAX_MATCH_ROWS,
+        exact_vector_limit=EPISODE_EXACT_VECTOR_LIMIT,
     )
     turns = load_turns(list(ranking.matches))
     episodes = []
