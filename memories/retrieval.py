@@ -586,9 +586,7 @@ def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
     return rows
 
 
-def vector_plan(
-    embedded: QuerySet[Any, Any], exact_limit: int = EXACT_VECTOR_LIMIT
-) -> tuple[str, int]:
+def vector_plan(embedded: QuerySet[Any, Any], exact_limit: int | None = None) -> tuple[str, int]:
     """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
 
     The planner's estimate decides first: counting a big user's candidates
@@ -598,6 +596,8 @@ def vector_plan(
     limit), so a small user is never sent to the index. ``exact_limit``: the limit
     (EXACT_VECTOR_LIMIT by default).
     """
+    if exact_limit is None:
+        exact_limit = EXACT_VECTOR_LIMIT
     estimate = estimated_rows(embedded.values("pk"))
     if estimate <= exact_limit:
         return "exact", estimate
