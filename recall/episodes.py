@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Max, Q
+from django.db.models.expressions import RawSQL
 
 from conversations.models import Conversation, Message, MessageQuerySet, MessageRole
 from memories.models import one_line
@@ -196,12 +197,20 @@ def previous_turns(turns: Sequence[Turn]) -> dict[int, Turn]:
     """The turn before each of ``turns`` in its conversation, by the later turn's id."""
     if not turns:
         return {}
-    wanted = Q()
-    for turn in turns:
-        wanted |= Q(conversation_id=turn.conversation_id, position=turn.position - 1)
+    # By arrays, not an OR of (conversation, position) conditions: Django took ~50 ms to
+    # build that filter for a preview's 100 candidates (cProfile), the query itself < 1 ms.
+    wanted = RawSQL(
+        "SELECT message.id FROM memoryapp_message AS message "
+        "JOIN unnest(%s::bigint[], %s::int[]) AS turn (conversation_id, position) "
+        "ON message.conversation_id = turn.conversation_id AND message.position = turn.position",
+        (
+            [turn.conversation_id for turn in turns],
+            [turn.position - 1 for turn in turns],
+        ),
+    )
     before = {
         (row[1], row[2]): _turn(row)
-        for row in Message.objects.filter(wanted).values_list(*_TURN_COLUMNS)
+        for row in Message.objects.filter(pk__in=wanted).values_list(*_TURN_COLUMNS)
     }
     return {
         turn.message_id: before[(turn.conversation_id, turn.position - 1)]
