@@ -125,6 +125,9 @@ MAX_EXPANSION_TERMS = 8
 # Okapi BM25's parameters (the usual ones).
 BM25_K1 = 1.2
 BM25_B = 0.75
+# BM25's sum of a row's term weights is rounded to this many decimals, so that equal sums
+# made in another order (float8) still tie, and ties break by id.
+TIE_DIGITS = 9
 # Candidate sets up to this size are counted for BM25; larger ones estimated.
 EXACT_CORPUS_LIMIT = 5000
 CORPUS_SAMPLE = 2000
@@ -472,7 +475,9 @@ def bm25_sql(
     a parameter like 1.0 is otherwise a numeric literal, and ln() of numerics took 130 of
     the 170 ms of such a search (EXPLAIN ANALYZE, 100,000 messages). Each term's idf is
     computed once (``idf``) from one aggregate over the matches, not by window functions
-    for every row: 12 terms' ln() over 5,200 matches were 22 of a search's 57 ms."""
+    for every row: 12 terms' ln() over 5,200 matches were 22 of a search's 57 ms. The sum
+    is rounded (``TIE_DIGITS``): numerics summed equal scores exactly, and float8 summing
+    them in another order differed in the last bit, so such ties no longer broke by id."""
     count = range(len(terms))
     queries = ", ".join(f"to_tsquery('simple', %s) AS q{n}" for n in count)
     matched = ", ".join(f"(search_vector @@ q{n})::int AS m{n}" for n in count)
@@ -493,7 +498,8 @@ def bm25_sql(
         f"SELECT id, length(search_vector)::float8 AS length, {matched} "
         f"FROM (SELECT {queries} OFFSET 0) AS q, ({pool_sql}) AS hit), "
         f"idf AS (SELECT {idf} FROM (SELECT count(*) AS hits, {frequencies} FROM hit) AS counted) "
-        f"SELECT id, ({score}) * {BM25_K1 + 1} / (1 + {norm}) AS rank FROM hit, idf "
+        f"SELECT id, round(({score}) * 1e{TIE_DIGITS}::float8) / 1e{TIE_DIGITS}::float8 "
+        f"* {BM25_K1 + 1} / (1 + {norm}) AS rank FROM hit, idf "
         "ORDER BY rank DESC, id LIMIT %s",
         [
             *(term.tsquery for term in terms),
