@@ -216,6 +216,8 @@ _TURNS_SQL = (
 
 def load_turns(ids: Sequence[int]) -> dict[int, tuple[Turn, Turn | None]]:
     """Each turn by id, with the turn before it in its conversation (None for the first)."""
+    if not ids:
+        return {}
     with connection.cursor() as cursor:
         cursor.execute(_TURNS_SQL, [list(ids)])
         rows = cursor.fetchall()
