@@ -455,7 +455,7 @@ def main() -> None:
     # connections or side connections (they would interleave on one socket).
     side_connections.finish()
     connection.close()
-    connection.close_pool()
+    connection.close_pool()  # type: ignore[attr-defined]  # PostgreSQL's wrapper has it
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(args.clients) as pool:
         results = pool.starmap(run_requests, batches)
