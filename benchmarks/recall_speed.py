@@ -44,6 +44,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
+from memories import side_connections  # noqa: E402
 from memories.embeddings import get_provider, vector_literal  # noqa: E402
 from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS  # noqa: E402
 from memories.retrieval import (  # noqa: E402
@@ -450,7 +451,11 @@ def main() -> None:
     # process would mostly measure their wait for Python's global interpreter lock.
     per_client = max(1, args.requests // args.clients)
     batches = [(secret, bodies[i * per_client : (i + 1) * per_client]) for i in range(args.clients)]
-    connection.close()  # each process opens its own
+    # Each process opens its own: a forked child must not share the parent's pooled
+    # connections or side connections (they would interleave on one socket).
+    side_connections.finish()
+    connection.close()
+    connection.close_pool()  # type: ignore[attr-defined]  # PostgreSQL's wrapper has it
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(args.clients) as pool:
         results = pool.starmap(run_requests, batches)

@@ -20,12 +20,15 @@ reply ("Yes, last Tuesday!") means little alone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from django.db import connection
 from django.db.models import Max, Q
+from django.db.models.expressions import RawSQL
 
 from conversations.models import Conversation, Message, MessageQuerySet, MessageRole
 from memories.models import one_line
@@ -54,6 +57,12 @@ CURRENT_RECENT_TURNS = 20
 SHORT_REPLY_WORDS = 20
 # A turn is shown up to this many characters.
 MAX_TURN_CHARS = 600
+# The keyword search's terms match at most about this many turns (as statistics tell):
+# BM25 costs ~10 µs a match, and a share of a large table grows with it.
+EPISODE_MAX_MATCH_ROWS = 1000
+# Turns over this many go to the HNSW index when it reaches enough of them (exact ranking
+# costs ~3 µs a turn, HNSW ~3 ms), not over memories' EXACT_VECTOR_LIMIT (20,000).
+EPISODE_EXACT_VECTOR_LIMIT = 2000
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,13 @@ class Turn:
     text: str
 
 
+class Unset:
+    pass
+
+
+UNSET = Unset()
+
+
 @dataclass
 class Episode:
     """A past turn that answers the query, and the one it answers (``reply_to``) if shown."""
@@ -76,6 +92,9 @@ class Episode:
     parts: dict[str, Any]
     reply_to: Turn | None = None
     tokens: int = 0
+    # The turn before it in its conversation, read with it (``load_turns``): ``with_context``
+    # then needs no query. Unset: not read yet.
+    before: Turn | Unset | None = field(default=UNSET, repr=False)
 
     @property
     def message_ids(self) -> list[int]:
@@ -137,7 +156,9 @@ def episode_pool(
         messages = messages.exclude(
             conversation=conversation, position__gt=last - CURRENT_RECENT_TURNS
         )
-    return messages
+    # Unordered: Message's default ordering (by conversation's created_at, position) made
+    # every search sort all its candidates (100,000 vectors: a 150 MB sort on disk).
+    return messages.order_by()
 
 
 def _speaker(participants: Any, role: str, speaker: str) -> str:
@@ -179,21 +200,72 @@ def _turn(row: tuple[Any, ...]) -> Turn:
     )
 
 
-def load_turns(ids: Sequence[int]) -> dict[int, Turn]:
-    rows = Message.objects.filter(pk__in=list(ids)).values_list(*_TURN_COLUMNS)
-    return {row[0]: _turn(row) for row in rows}
+# Turns by id with the turn before each (if any) in one query: reading them apart took two
+# ORM queries of ~8 ms each in a preview (cProfile), most of it Django's and the planner's.
+_TURNS_SQL = (
+    "SELECT turn.id, turn.conversation_id, turn.position, turn.role, turn.speaker, "
+    "turn.sent_at, turn.content, conversation.participants, before.id, before.role, "
+    "before.speaker, before.sent_at, before.content "
+    f"FROM {Message._meta.db_table} AS turn "
+    f"JOIN {Conversation._meta.db_table} AS conversation ON conversation.id = turn.conversation_id "
+    f"LEFT JOIN {Message._meta.db_table} AS before "
+    "ON before.conversation_id = turn.conversation_id AND before.position = turn.position - 1 "
+    "WHERE turn.id = ANY(%s)"
+)
+
+
+def load_turns(ids: Sequence[int]) -> dict[int, tuple[Turn, Turn | None]]:
+    """Each turn by id, with the turn before it in its conversation (None for the first)."""
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(_TURNS_SQL, [list(ids)])
+        rows = cursor.fetchall()
+    loaded = {}
+    for row in rows:
+        pk, conversation_id, position, _role, _speaker, _sent, _content, participants = row[:8]
+        if isinstance(participants, str):
+            participants = json.loads(participants)
+        turn = _turn((*row[:7], participants))
+        before_id, role, speaker, sent_at, content = row[8:]
+        before = (
+            None
+            if before_id is None
+            else _turn(
+                (
+                    before_id,
+                    conversation_id,
+                    position - 1,
+                    role,
+                    speaker,
+                    sent_at,
+                    content,
+                    participants,
+                )
+            )
+        )
+        loaded[pk] = (turn, before)
+    return loaded
 
 
 def previous_turns(turns: Sequence[Turn]) -> dict[int, Turn]:
     """The turn before each of ``turns`` in its conversation, by the later turn's id."""
     if not turns:
         return {}
-    wanted = Q()
-    for turn in turns:
-        wanted |= Q(conversation_id=turn.conversation_id, position=turn.position - 1)
+    # By arrays, not an OR of (conversation, position) conditions: Django took ~50 ms to
+    # build that filter for a preview's 100 candidates (cProfile), the query itself < 1 ms.
+    wanted = RawSQL(
+        "SELECT message.id FROM memoryapp_message AS message "
+        "JOIN unnest(%s::bigint[], %s::int[]) AS turn (conversation_id, position) "
+        "ON message.conversation_id = turn.conversation_id AND message.position = turn.position",
+        (
+            [turn.conversation_id for turn in turns],
+            [turn.position - 1 for turn in turns],
+        ),
+    )
     before = {
         (row[1], row[2]): _turn(row)
-        for row in Message.objects.filter(wanted).values_list(*_TURN_COLUMNS)
+        for row in Message.objects.filter(pk__in=wanted).values_list(*_TURN_COLUMNS)
     }
     return {
         turn.message_id: before[(turn.conversation_id, turn.position - 1)]
@@ -243,13 +315,15 @@ def search_episodes(
         depth=depth,
         buckets=None,
         weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
+        max_match_rows=EPISODE_MAX_MATCH_ROWS,
+        exact_vector_limit=EPISODE_EXACT_VECTOR_LIMIT,
     )
     turns = load_turns(list(ranking.matches))
     episodes = []
     for message_id, match in ranking.matches.items():
-        turn = turns.get(message_id)
-        if turn is None:
+        if message_id not in turns:
             continue
+        turn, before = turns[message_id]
         person, date = intent.boost(turn.text, speaker=turn.speaker)
         relevance = match["relevance"] * intent.factor(person, date)
         score, recency = episode_score(relevance, turn.sent_at, now)
@@ -262,15 +336,20 @@ def search_episodes(
             "person": person,
             "dated": date,
         }
-        episodes.append(Episode(turn, score, parts))
+        episodes.append(Episode(turn, score, parts, before=before))
     episodes.sort(key=lambda episode: (-episode.score, episode.turn.message_id))
     return EpisodeSearch(episodes, ranking, dict(ranking.timings_ms))
 
 
 def with_context(episodes: Sequence[Episode]) -> None:
     """Give each episode the turn it answers, when that helps (``answers``)."""
-    previous = previous_turns([episode.turn for episode in episodes])
+    unread = [episode.turn for episode in episodes if isinstance(episode.before, Unset)]
+    previous = previous_turns(unread)
     for episode in episodes:
-        before = previous.get(episode.turn.message_id)
+        before = (
+            previous.get(episode.turn.message_id)
+            if isinstance(episode.before, Unset)
+            else episode.before
+        )
         if before is not None and answers(episode.turn, before):
             episode.reply_to = before
