@@ -376,21 +376,45 @@ def _render_chosen(
     )
 
 
-def evidence_message_ids(memory_ids: Sequence[int]) -> set[int]:
-    """The messages the memories were extracted from (their evidence's message ids)."""
-    found: set[int] = set()
+def evidence_message_ids(memory_ids: Sequence[int]) -> dict[int, set[int]]:
+    """The messages each memory was extracted from (its evidence's message ids)."""
+    found: dict[int, set[int]] = {}
     if not memory_ids:
         return found
-    for evidence in Memory.objects.filter(pk__in=list(memory_ids)).values_list(
-        "evidence", flat=True
+    for memory_id, evidence in Memory.objects.filter(pk__in=list(memory_ids)).values_list(
+        "pk", "evidence"
     ):
+        messages = found.setdefault(memory_id, set())
         for item in evidence if isinstance(evidence, list) else []:
             if not isinstance(item, dict):
                 continue
             raw = [*(item.get("messages") or []), *(item.get("message_ids") or [])]
             raw.append(item.get("message_id"))
-            found.update(int(value) for value in raw if str(value).isdigit())
+            messages.update(int(value) for value in raw if str(value).isdigit())
     return found
+
+
+def _drop_outscored_memories(
+    chosen: dict[str, list[tuple[ScoredMemory[RecalledMemory], int]]],
+    found: Sequence[Episode],
+    sources: dict[int, set[int]],
+) -> set[int]:
+    """Of a memory and a turn it was extracted from, the better scored is injected: a chosen
+    memory that a found turn outscores leaves ``chosen`` (pinned ones stay). The messages
+    the remaining memories came from, which no turn may repeat."""
+    best_turn: dict[int, float] = {episode.turn.message_id: episode.score for episode in found}
+    for scope, items in chosen.items():
+        chosen[scope] = [
+            (item, tokens)
+            for item, tokens in items
+            if item.memory.pinned
+            or not any(
+                best_turn.get(message_id, -1.0) > item.score
+                for message_id in sources.get(item.memory.pk, ())
+            )
+        ]
+    kept = {item.memory.pk for items in chosen.values() for item, _tokens in items}
+    return {message_id for pk in kept for message_id in sources.get(pk, ())}
 
 
 def _select_episodes(
@@ -632,7 +656,11 @@ def _build(
             now=now,
         )
         chosen_ids = [item.memory.pk for items in chosen.values() for item, _ in items]
-        covered = evidence_message_ids(chosen_ids) if search.episodes else set()
+        covered = (
+            _drop_outscored_memories(chosen, search.episodes, evidence_message_ids(chosen_ids))
+            if search.episodes
+            else set()
+        )
         used = sum(tokens for _item, tokens in chosen["conversation"])
         episodes = _select_episodes(
             search.episodes, covered, request, request.scope_budgets["conversation"] - used

@@ -126,10 +126,21 @@ def test_a_turn_and_the_memory_extracted_from_it_are_not_both_injected(alice):
 
     result = preview(alice, "Priya Toronto")
 
-    assert [m["id"] for m in result["memories"]] == [memory.pk]
-    assert turn.pk not in episode_ids(result)
-    # Without the memory, the turn is shown.
-    assert turn.pk in episode_ids(preview(alice, "Priya Toronto", sources=("episodes",)))
+    # Exactly one of the two: the better scored (here the turn, which holds every word).
+    injected_memory = memory.pk in [m["id"] for m in result["memories"]]
+    injected_turn = turn.pk in episode_ids(result)
+    assert injected_memory != injected_turn
+    scores = {}
+    alone = preview(alice, "Priya Toronto", sources=("memories",))["memories"]
+    scores["memory"] = next(m["score"] for m in alone if m["id"] == memory.pk)
+    turns = preview(alice, "Priya Toronto", sources=("episodes",))["episodes"]
+    scores["turn"] = next(e["score"] for e in turns if e["message_id"] == turn.pk)
+    assert injected_turn == (scores["turn"] > scores["memory"])
+    # A pinned memory always stays, and the turn it came from is not repeated.
+    services.memory_set_pinned(memory=memory, pinned=True, actor=alice)
+    pinned = preview(alice, "Priya Toronto")
+    assert memory.pk in [m["id"] for m in pinned["memories"]]
+    assert turn.pk not in episode_ids(pinned)
 
 
 def test_visibility_of_past_turns(alice, bob, charlie, project):
