@@ -44,7 +44,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
-from memories import side_connections  # noqa: E402
+from memories import retrieval, side_connections  # noqa: E402
 from memories.embeddings import get_provider, vector_literal  # noqa: E402
 from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS  # noqa: E402
 from memories.retrieval import (  # noqa: E402
@@ -406,6 +406,21 @@ def explain_analyze(sql: str, params: Sequence[Any]) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
+def _without_side_connections() -> None:
+    settings.MEMORY_SIDE_CONNECTIONS = 0
+
+
+def _without_statistics_cache() -> None:
+    retrieval.STATISTICS_CACHE_SECONDS = 0.0
+
+
+# What --without turns off, so that each trick's A/B can be run again.
+SPEED_TRICKS = {
+    "side-connections": _without_side_connections,
+    "statistics-cache": _without_statistics_cache,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -417,7 +432,17 @@ def main() -> None:
     parser.add_argument(
         "--messages", type=int, default=0, help="past turns stored for the bench user"
     )
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=sorted(SPEED_TRICKS),
+        help="measure with this speed trick turned off (A/B); may be repeated",
+    )
     args = parser.parse_args()
+    for trick in args.without:
+        SPEED_TRICKS[trick]()
+        print(f"Without {trick}")
     settings.API_RATE_LIMIT = ""
     settings.ALLOWED_HOSTS = ["*"]
     use_bench_database()
