@@ -538,7 +538,8 @@ _FIRST_PERSON = re.compile(
 )
 _SUBSTANCE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|"
-    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)",
+    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)"
+    r"|(?:周|星期|礼拜)[一二三四五六日天]",
     re.IGNORECASE,
 )
 _NOT_A_FACT = re.compile(
@@ -582,11 +583,52 @@ def _third_person_start(text: str, speaker: str) -> str:
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
 
 
+# Talk, not facts, by kind of statement: greetings, thanks, wishes and goodbyes; reactions to
+# what the other said ("That's awesome!", "So true", "真不错！"); feelings for the listener
+# ("I'm so glad you had fun"); and remarks on their news ("5 years is a long time!").
 _SMALL_TALK = re.compile(
     r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
-    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦",
+    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦"
+    r"|^(?:hi|hello|hey|thanks|thank you|cheers|bye|see you|take care|welcome|miss you|"
+    r"love you|hugs|merry christmas|happy (?:birthday|new year|holidays|christmas|easter))\b"
+    r"|^(?:感谢|多谢|恭喜|祝你|祝您|生日快乐|新年快乐|拜拜|再见|回头聊|早安|辛苦了?|加油)",
     re.IGNORECASE,
 )
+_REACTION = re.compile(
+    r"^(?:that(?:'s| is| was| sounds| looks| must be)|this is|sounds|looks|what an?|how (?:cool|"
+    r"nice|lovely|exciting|fun|awful|sad|great)|so (?:true|cool|good|fun|funny)|such an?|totally|"
+    r"exactly|absolutely|definitely|true|same|me too|aww+|omg|yay|nice|great|awesome|amazing|"
+    r"cool|lovely|brilliant|perfect|fair|ha+|ugh|oh no|poor|good for (?:you|her|him|them)|no way|"
+    r"love (?:that|it|this)|lucky (?:you|thing)|you(?:'re| are| must| should| know| have| did)?)\b"
+    r"|^(?:真(?:不错|好|棒|厉害|羡慕)|太(?:好|棒|厉害|可爱|惨|酷)了|好(?:厉害|羡慕|可爱|棒|吧)|"
+    r"厉害|羡慕|可怜|不错|确实|对啊|天哪|我的天|哇|没事|别担心|放心)",
+    re.IGNORECASE,
+)
+_FEELING_FOR_LISTENER = re.compile(
+    r"\bI(?:'m| am)(?: so| really| very| just)? (?:glad|happy|sorry|proud|jealous|thrilled|"
+    r"excited|impressed)\b.*\b(?:you|to hear)\b|替你|为你",
+    re.IGNORECASE,
+)
+_REMARK = re.compile(
+    r"^[^,，;；]*\b(?:is|are|was|sounds|looks)(?: still| so| such| really| very| pretty| quite)*"
+    r" (?:a |an )?(?:long time|big deal|amazing|awesome|great|lovely|brilliant|cool|fun|hilarious|"
+    r"impressive|incredible|wild|crazy|insane|ridiculous|scary|exciting|adorable|cute|huge|"
+    r"massive|tough|rough)\b[^,，;；]*!+$",
+    re.IGNORECASE,
+)
+
+
+def _small_talk(text: str, dated: Dated) -> bool:
+    """Whether the statement is talk rather than a fact about anyone (see _SMALL_TALK): a
+    reaction or remark that goes on to say what the speaker did or when ("Same, I start on
+    Monday", "Perfect, sending it tomorrow") is a fact."""
+    if _SMALL_TALK.search(text) or _FEELING_FOR_LISTENER.search(text):
+        return True
+    if not (_REACTION.match(text) or _REMARK.match(text)):
+        return False
+    return not (_FIRST_PERSON.search(text) or dated.date is not None)
+
+
 _OTHERS_TASTES = re.compile(
     rf"^(?:my|our) {_REL}(?: (?-i:[A-Z])\w+)? (?:prefers|likes|loves|uses|hates|thinks|wants)\b"
     rf"|^我的?{_CJK_REL}(?:喜欢|觉得|想|偏好|讨厌)",
@@ -628,7 +670,7 @@ def _fallback(
 ) -> Candidate | None:
     """A statement no rule reads, kept as said when it holds something checkable."""
     text = _DISCOURSE.sub("", dated.text).strip()
-    if _NOT_A_FACT.search(text) or _SMALL_TALK.search(text) or _OTHERS_TASTES.match(text):
+    if _NOT_A_FACT.search(text) or _small_talk(text, dated) or _OTHERS_TASTES.match(text):
         return None
     if _CJK.search(text):
         if len(text) < 6:
