@@ -312,7 +312,7 @@ SMALL_TALK = [
 ]
 # First-person statements of fact beside them are still kept.
 FACTS_BESIDE_TALK = [
-    ("Same, I start at Moneta on Monday.", "Same, they start at Moneta on 15 May 2023."),
+    ("Same, I ran 5 miles on Monday.", "Ran 5 miles on 1 May 2023"),
     ("Perfect, sending the invoice tomorrow.", "Perfect, sending the invoice on 9 May 2023."),
     ("哇，这个问题我上周刚好遇到了！", "哇，这个问题我2023年5月1日那周刚好遇到了！"),
     ("I ran 12 miles on Saturday!", "Ran 12 miles on 6 May 2023"),
