@@ -36,17 +36,17 @@ def main() -> None:
     setup_django()
     from conversations.extraction import WindowMessage
     from conversations.extraction.rules import RulesExtractor
-    from conversations.extraction.runs import _is_sensitive, is_trivial
+    from conversations.extraction.runs import _is_sensitive, is_trivial, screened
 
     conversations = json.loads(DATA.read_text())
     extractor = RulesExtractor()
     proposed = correct = expected_total = found = 0
     for conversation in conversations:
-        messages = [
+        window = [
             WindowMessage(id=index, position=index, role=m["role"], content=m["content"])
             for index, m in enumerate(conversation["messages"], start=1)
-            if not is_trivial(m["role"], m["content"])
         ]
+        messages = [m for m in screened(window) if not is_trivial(m.role, m.content)]
         candidates = [c for c in extractor.extract(messages) if not _is_sensitive(c)]
         unmatched = list(conversation["expected"])
         proposed += len(candidates)

@@ -4,6 +4,9 @@ API keys and tokens in their common formats, passwords and PINs stated in text
 (English and Chinese, with or without a verb: "password hunter7", "pin 482913",
 "密码设为 …", "口令 …"), private keys, connection strings with credentials, payment
 card numbers (Luhn-checked) and Chinese resident ID numbers (checksum-checked).
+A secret may also be given in context: a password, PIN or login named first and its
+value after ("I changed my wifi password, the new one is Brisket4life!", "密码改了，新的是
+…"), in the same text or, for a turn of a conversation, in the turn before it (``context``).
 
 - Extraction drops a candidate that contains any of them; text sent to an external
   LLM is redacted first.
@@ -32,7 +35,35 @@ _NOT_A_SECRET = (
 )
 _CN_SECRET_WORD = r"(?:密码|口令|密钥|暗码|PIN码|验证码)"
 _CN_VERB = r"(?:是|为|设为|设置为|设成|改为|改成|换成|用|：|:|=)"
+# What names a secret whose value may come later, in the same turn or the next one.
+_NAMED_SECRET = (
+    r"\b(?:password|passwd|passphrase|passcode|pin(?:[ -]?code)?|login|credentials|"
+    r"(?:wi-?fi|door|gate|locker|alarm|safe|garage|entry|keypad|lock|building)\s+(?:code|key))s?\b"
+    r"(?!\s+(?:manager|field|reset|policy|hint|rules?|requirements?|page|screen)\b)"
+)
+_CN_NAMED_SECRET = r"(?:密码|口令|密钥|暗码|PIN码|门禁码|验证码)"
+# A value that looks made up: four or more characters with a digit or a symbol in them
+# ("Brisket4life!", "4821", "admin@staging"), not a year or a time.
+_MADE_UP = (
+    r"(?=[^\s'\"“”]*[\d!@#$%^&*_+=~])(?!(?:19|20)\d\d\b|\d{1,2}(?::\d\d)?(?:am|pm)\b)"
+    r"[^\s'\"“”,;]{3,}[^\s'\"“”,;.?]"
+)
+# Words that say what a new password is like, not what it is.
+_ORDINARY_VALUE = (
+    r"(?:longer|stronger|shorter|easier|harder|simpler|better|worse|safer|weaker|similar|"
+    r"different|fine|okay|good|great|random|unique|complicated|impossible|ridiculous|awful|"
+    r"terrible|annoying|mine|yours|theirs|his|hers)\b"
+)
+# How such a value is given: a made-up one after "is", "it's", ":" or "/"; after "the new
+# one is" or "changed it to", any word that is not an ordinary one ("sunflower").
+_GIVEN = (
+    rf"(?:(?:\b(?:is|was|are|to|as)|'s|[:=/])\s*['\"“]?{_MADE_UP}"
+    r"|\b(?:new one is|new one's|changed it to|set it to|changed to|is now)\s+['\"“]?"
+    rf"(?!{_NOT_A_SECRET}|{_ORDINARY_VALUE})[^\s'\"“”,;.!?]{{4,}}"
+    r"(?=['\"”]?(?:[.!?,;]|\s*$)))"
+)
 
+_IN_CONTEXT = "password in context"
 _SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "private key": re.compile(
         r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----(?:.*?-----END (?:[A-Z ]+ )?PRIVATE KEY-----)?",
@@ -66,6 +97,14 @@ _SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\s+(?=[^\s]*\d)[^\s'\"]{4,}"
         r")"
         rf"|{_CN_SECRET_WORD}\s*{_CN_VERB}?\s*[A-Za-z0-9!@#$%^&*()_+\-=.~?]{{4,}}",
+        re.IGNORECASE,
+    ),
+    # The value some words after the name: "…password, the new one is X", "PIN? It's X".
+    _IN_CONTEXT: re.compile(
+        rf"{_NAMED_SECRET}[\s\S]{{0,100}}?{_GIVEN}(?:[^.!?\n]{{0,40}}?{_GIVEN})*"
+        rf"|{_CN_NAMED_SECRET}[\s\S]{{0,40}}?"
+        r"(?:新的是|新密码是|现在是|改成了?|换成了?|设成了?|设置成了?|设为|是|为|：|:)\s*"
+        r"[A-Za-z0-9!@#$%^&*()_+\-=.~?]{4,}(?![年月日号岁])",
         re.IGNORECASE,
     ),
     "ssn": re.compile(
@@ -110,28 +149,37 @@ def _card_numbers(text: str) -> list[re.Match[str]]:
     return found
 
 
-def _spans(text: str) -> list[tuple[str, re.Match[str]]]:
+def _spans(text: str, context: str = "") -> list[tuple[str, int, int]]:
+    """Each sensitive span of ``text``: its kind, start and end. With ``context`` (what was
+    said just before), a value ``text`` gives for a secret the context names counts too."""
     spans = [
-        (name, match)
+        (name, match.start(), match.end())
         for name, pattern in _SECRET_PATTERNS.items()
         for match in pattern.finditer(text)
     ]
-    spans.extend(("card number", match) for match in _card_numbers(text))
+    spans.extend(("card number", match.start(), match.end()) for match in _card_numbers(text))
     spans.extend(
-        ("resident id", match)
+        ("resident id", match.start(), match.end())
         for match in _RESIDENT_ID.finditer(text)
         if resident_id_valid(match.group(0))
     )
+    if context:
+        offset = len(context) + 1
+        spans.extend(
+            (_IN_CONTEXT, max(match.start() - offset, 0), match.end() - offset)
+            for match in _SECRET_PATTERNS[_IN_CONTEXT].finditer(f"{context}\n{text}")
+            if match.end() > offset
+        )
     return spans
 
 
 def sensitive_kinds(text: str) -> list[str]:
     """The kinds of sensitive data in ``text`` (never the data itself)."""
-    return sorted({name for name, _match in _spans(text)})
+    return sorted({name for name, _start, _end in _spans(text)})
 
 
-def contains_sensitive(text: str) -> bool:
-    return bool(_spans(text))
+def contains_sensitive(text: str, context: str = "") -> bool:
+    return bool(_spans(text, context))
 
 
 _LABELS = {
@@ -148,16 +196,17 @@ _LABELS = {
     "url credentials": "credentials",
     "assigned secret": "secret",
     "password": "password",
+    "password in context": "password",
     "ssn": "SSN",
     "card number": "card number",
     "resident id": "ID number",
 }
 
 
-def _merged(text: str) -> list[tuple[int, int, str]]:
+def _merged(text: str, context: str = "") -> list[tuple[int, int, str]]:
     """Sensitive spans, overlapping ones merged, each with the label of its first kind."""
     spans = sorted(
-        ((match.start(), match.end(), name) for name, match in _spans(text)),
+        ((start, end, name) for name, start, end in _spans(text, context)),
         key=lambda span: (span[0], -span[1]),
     )
     merged: list[tuple[int, int, str]] = []
@@ -170,10 +219,10 @@ def _merged(text: str) -> list[tuple[int, int, str]]:
     return merged
 
 
-def redact(text: str) -> tuple[str, int]:
+def redact(text: str, context: str = "") -> tuple[str, int]:
     """``text`` with every sensitive span replaced by e.g. "[redacted password]", and how
-    many were replaced."""
-    merged = _merged(text)
+    many were replaced (``context``: see _spans)."""
+    merged = _merged(text, context)
     for start, end, name in reversed(merged):
         text = f"{text[:start]}{REDACTED} {_LABELS.get(name, 'secret')}]{text[end:]}"
     return text, len(merged)

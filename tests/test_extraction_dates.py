@@ -4,7 +4,7 @@ from datetime import date, datetime
 
 import pytest
 
-from conversations.extraction.dates import add_months, number, resolve
+from conversations.extraction.dates import Dated, add_months, number, resolve
 
 MONDAY = date(2023, 5, 8)
 
@@ -87,3 +87,42 @@ def test_a_day_of_the_month_alone_follows_the_tense() -> None:
     assert resolve("Her op is on the 21st", date(2024, 3, 9)).text == "Her op is on 21 March 2024"
     assert resolve("She moved in on the 28th", date(2024, 3, 9)).date == date(2024, 2, 28)
     assert resolve("I start on the 3rd", date(2024, 12, 20)).date == date(2025, 1, 3)
+
+
+# How often something happens is no date: the sentence is left as said.
+FREQUENCIES = [
+    "I go climbing three days a week",
+    "I'll be in three days a week, Monday to Wednesday",
+    "I'm in the office 2 days per week",
+    "I go to yoga twice a month",
+    "I swim every Monday and Thursday",
+    "我每周三次去健身房",
+    "我一周去两天健身房",
+    "我每周三去健身房",
+    "每周二、周四晚上上课",
+    "我每个月5号发工资",
+]
+# Durations and dates beside them still read as before.
+NOT_FREQUENCIES = [
+    ("I stayed in Paris for three days", None),
+    ("I went to Paris three days ago", date(2023, 5, 5)),
+    ("I'll be back in three days", date(2023, 5, 11)),
+    ("三天前我去了巴黎", date(2023, 5, 5)),
+    ("三天后我要去巴黎", date(2023, 5, 11)),
+    ("我周三去了健身房", date(2023, 5, 3)),
+    ("周三天气很好，我去了公园", date(2023, 5, 3)),
+    ("I swim every Monday, and I went on Monday too", date(2023, 5, 1)),
+]
+
+
+@pytest.mark.parametrize("text", FREQUENCIES)
+def test_a_frequency_is_not_a_date(text: str) -> None:
+    assert resolve(text, MONDAY) == Dated(text)
+
+
+@pytest.mark.parametrize(("text", "day"), NOT_FREQUENCIES)
+def test_durations_and_dates_beside_frequencies(text: str, day: date | None) -> None:
+    dated = resolve(text, MONDAY)
+    assert dated.date == day
+    if day is None:
+        assert dated.text == text

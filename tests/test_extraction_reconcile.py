@@ -20,7 +20,7 @@ from memories.services import (
     memory_undo_batch,
     new_memory,
 )
-from tests.extraction_helpers import conversation_with
+from tests.extraction_helpers import add_messages, conversation_with
 
 pytestmark = pytest.mark.django_db
 
@@ -303,3 +303,27 @@ def test_merges_update_rows_in_place(alice: Any) -> None:
     updated, hot = updates()
 
     assert updated - updated_before == hot - hot_before == len(memories)
+
+
+def test_a_secret_given_in_context_drops_the_whole_memory(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        ("user", "I changed my wifi password. The new one is Brisket4life! I moved to Denver."),
+        ("assistant", "Got it. Did your sister change hers too?"),
+        ("user", "My sister? Her PIN is the same as mine, it's 4821."),
+    )
+    run = _extract(conversation)
+    contents = list(Memory.objects.values_list("content", flat=True))
+    assert contents == ["Moved to Denver"]
+    assert run.dropped_sensitive >= 1
+    stored = str(list(Memory.objects.values())) + str(ExtractionRun.objects.values().get())
+    assert "Brisket4life" not in stored and "4821" not in stored
+
+
+def test_a_secret_answering_the_turn_before_the_window_is_dropped(alice: Any) -> None:
+    conversation = conversation_with(alice, ("user", "I think I changed the wifi password?"))
+    _extract(conversation)
+    add_messages(conversation, ("user", "Yes, it's Brisket4life! since Monday, I checked."))
+    run = _extract(conversation)
+    assert (run.candidates, run.dropped_sensitive) == (1, 1)
+    assert not Memory.objects.filter(content__contains="Brisket4life").exists()

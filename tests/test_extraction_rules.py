@@ -290,3 +290,45 @@ def test_clean_text() -> None:
     assert lesson.content.endswith("need to clear it first")
     (named,) = sentence_candidates("项目的数据库为 PostgreSQL", message_ids=[1])
     assert named.subject == "project:database"
+
+
+# Kinds of talk that are not facts: greetings, thanks and wishes, reactions, feelings for the
+# listener, remarks on their news, questions.
+SMALL_TALK = [
+    "That's awesome!",
+    "Haha, so true",
+    "How have you been?",
+    "真不错！",
+    "Thanks for sharing!",
+    "That sounds like so much fun, I'm glad you had a great time with Priya!",
+    "Wow, 7 years is a long time!",
+    "That's great to hear, Tom!",
+    "Happy new year to you, Ana and Rob!",
+    "Good for you, a 5K is huge!",
+    "I'm so sorry to hear about your 2 cats.",
+    "太好了，终于不用每天通勤两小时了！",
+    "哇，已经减了6公斤了",
+    "恭喜恭喜，你终于拿到offer了！",
+]
+# First-person statements of fact beside them are still kept.
+FACTS_BESIDE_TALK = [
+    ("Same, I ran 5 miles on Monday.", "Ran 5 miles on 1 May 2023"),
+    ("Perfect, sending the invoice tomorrow.", "Perfect, sending the invoice on 9 May 2023."),
+    ("哇，这个问题我上周刚好遇到了！", "哇，这个问题我2023年5月1日那周刚好遇到了！"),
+    ("I ran 12 miles on Saturday!", "Ran 12 miles on 6 May 2023"),
+    ("成人零基础的，每周二、周四晚上", "成人零基础的，每周二、周四晚上"),
+]
+
+
+@pytest.mark.parametrize("sentence", SMALL_TALK)
+@pytest.mark.parametrize("speaker", ["", "Mia"])
+def test_small_talk_is_never_a_memory(sentence: str, speaker: str) -> None:
+    said = datetime(2023, 5, 8, 12)
+    assert sentence_candidates(sentence, message_ids=[1], speaker=speaker, sent_at=said) == []
+
+
+@pytest.mark.parametrize(("sentence", "content"), FACTS_BESIDE_TALK)
+def test_facts_beside_small_talk_are_kept(sentence: str, content: str) -> None:
+    said = datetime(2023, 5, 8, 12)
+    candidates = sentence_candidates(sentence, message_ids=[1], sent_at=said)
+    assert [c.content for c in candidates] == [content]

@@ -185,3 +185,47 @@ def test_a_burst_of_batches_queues_one_job_per_conversation(
     # (Beside the jobs embedding the stored messages for episodic recall.)
     assert sum(1 for queued in OrmQ.objects.all() if queued.func() == EXTRACT_TASK) == 3
     assert ExtractionRun.objects.count() == 3
+
+
+# (earlier turn, later turn, the memory superseded, the one that supersedes it)
+CHANGES = [
+    ("I live in Boston.", "I moved to Denver last week.", "Lives in Boston", "Moved to Denver"),
+    ("I work at Google.", "I quit my job at Google and now work at Stripe.", "Works at Google", "Works at Stripe"),
+    ("I work for Harbourline.", "I started at Moneta two weeks ago.", "Works at Harbourline", "Started at Moneta"),
+    ("I prefer coffee.", "I switched from coffee to tea.", "Prefers coffee", "Now uses tea instead of coffee"),
+    ("I'm engaged!", "We got married on Saturday.", "Is engaged", "Got married"),
+    ("I'm a teacher.", "I'm now a nurse at St James.", "Is a teacher", "Is a nurse at St James"),
+    ("我住在北京，已经五年了。", "我搬到了上海，房子很大。", "住在北京", "搬到上海"),
+    ("我在阿里巴巴工作，做后端开发。", "我现在在腾讯工作，做前端开发。", "在阿里巴巴工作", "在腾讯工作"),
+]  # fmt: skip
+# Statements about other slots or other people, which supersede nothing.
+UNRELATED = [
+    ("I live in Boston.", "My sister moved to Denver."),
+    ("I work at Google.", "I live in Boston."),
+    ("I prefer coffee.", "I switched from Vim to Emacs."),
+    ("I'm engaged!", "I'm a teacher."),
+    ("我住在北京，已经五年了。", "我现在在腾讯工作，做前端开发。"),
+]
+
+
+@pytest.mark.parametrize(("earlier", "later", "old", "new"), CHANGES)
+@pytest.mark.parametrize("read_in_order", [True, False])
+def test_a_change_supersedes_what_was_true_before(
+    alice: Any, earlier: str, later: str, old: str, new: str, read_in_order: bool
+) -> None:
+    turns = [(earlier, _at(2023, 1, 10)), (later, _at(2023, 5, 8))]
+    # Read in either order, the later statement (by when it was said) is the current one.
+    _run_over(alice, *(turns if read_in_order else turns[::-1]))
+    older = Memory.objects.get(content=old)
+    newer = Memory.objects.get(content__startswith=new)
+    assert older.superseded_by_id == newer.pk
+    assert older.valid_until == newer.valid_from == _at(2023, 5, 8)
+    assert newer.superseded_by_id is None
+
+
+@pytest.mark.parametrize(("earlier", "later"), UNRELATED)
+def test_unrelated_statements_supersede_nothing(alice: Any, earlier: str, later: str) -> None:
+    _run_over(alice, (earlier, _at(2023, 1, 10)), (later, _at(2023, 5, 8)))
+    assert Memory.objects.count() == 2
+    assert not Memory.objects.filter(superseded_by__isnull=False).exists()
+    assert ExtractionRun.objects.get().superseded == 0

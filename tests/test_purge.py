@@ -22,7 +22,8 @@ from tests.trust_helpers import columns_holding
 pytestmark = pytest.mark.django_db
 
 LIST = "/settings/memories"
-SECRET = "My locker code is zebra-4471"
+# Distinctive words to look for (a locker code with its value would be refused as a secret).
+SECRET = "My locker at the gym is zebra-4471"
 
 
 def personal(owner: Any, content: str, **fields: Any) -> Memory:

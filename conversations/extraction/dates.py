@@ -155,6 +155,19 @@ _EXPRESSIONS: list[tuple[str, re.Pattern[str]]] = [
         ("cjk_dom", r"(?<![\d月])(?P<day>[1-9]|[12]\d|3[01])号(?![线楼门口码院])"),
     ]
 ]  # fmt: skip
+# How often, not when: "three days a week", "in twice a month", "every Monday", 每周三次,
+# 一周两天, 每周二、周四, 每月5号. No expression inside one is a date.
+_RECURRING = re.compile(
+    rf"\b(?:{_EN_NUM}|once|twice|several|many) (?:(?:full |half |whole )?"
+    r"(?:times?|days?|nights?|evenings?|mornings?|afternoons?|weekends?|hours?|sessions?|runs?|"
+    r"shifts?|classes|lessons?) )?(?:a|an|per|each|every) (?:day|week|fortnight|month|year)\b"
+    r"|\bevery (?:other |second |single )?(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)(?:(?:,| and| or) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))*"
+    r"|(?:每|一)个?(?:周|星期|礼拜)(?:[一二三四五六日天](?:[、和或及与跟](?:周|星期|礼拜)?[一二三四五六日天])*"
+    r"|[一二两三四五六七八九十几\d]+(?:次|天|回|趟|遍|个|晚))"
+    r"|(?:每|一)个?(?:天|月|年)[一二两三四五六七八九十几\d]+(?:次|回|趟|遍|天|号|日)",
+    re.IGNORECASE,
+)
 # One cheap test first: most sentences name no time at all.
 _ANY = re.compile(
     re.sub(r"\(\?P<\w+>", "(?:", "|".join(f"(?:{p.pattern})" for _, p in _EXPRESSIONS)),
@@ -346,7 +359,7 @@ def resolve(text: str, reference: date | datetime | None) -> Dated:
         reference = reference.date()
     when = tense(text)
     spans: list[tuple[int, int, str, date, str]] = []
-    taken: list[tuple[int, int]] = []
+    taken = [match.span() for match in _RECURRING.finditer(text)]
     for name, pattern in _EXPRESSIONS:
         for match in pattern.finditer(text):
             start, end = match.span()

@@ -98,7 +98,9 @@ class Rule:
     ``check`` names a test the value must pass ("place": not a well-known
     tool; "personal"/"technical": whether a plan is about the work).
     ``possessive`` statements start with a noun ("Sister Lucía ..."), so
-    another speaker's name goes before them as "Mia's sister ...".
+    another speaker's name goes before them as "Mia's sister ...". A value that
+    ``replaces`` another ("switched from X to Y") is about what X was about, so
+    it supersedes what was said of X.
     """
 
     kind: str
@@ -110,6 +112,7 @@ class Rule:
     about_project: bool = False
     check: str = ""
     possessive: bool = False
+    replaces: bool = False
 
 
 def _rule(kind: str, pattern: str, template: str, **options: object) -> Rule:
@@ -132,20 +135,30 @@ RULES: list[Rule] = [
     _rule(P, r"\bmy (?:favou?rite|preferred|go-to) (?P<what>[\w .+#-]{2,30}?) is (?P<value>.+?)END", "Favourite {what} is {value}", subject="preference"),
     _rule(P, r"\b(?:reply|respond|answer|write|talk)(?: to me)? in (?P<value>English|Chinese|Mandarin)\b", "Prefers replies in {value}", subject="preference"),
     # Facts about the user
-    _rule(F, r"\bI(?:'m| am) (?P<article>a|an|the) (?P<value>(?:[\w-]+ ){0,3}?(?:engineer|developer|programmer|designer|manager|scientist|student|researcher|analyst|surveyor|architect|teacher|consultant|writer|nurse|doctor|librarian|electrician|chef|cook|lawyer|accountant|mechanic|physio|physiotherapist|pharmacist|vet|officer|firefighter|baker|artist|photographer|musician|journalist|editor|translator|driver|pilot|plumber|carpenter|farmer|florist|lead|director|founder|owner|intern|assistant|lecturer|professor|midwife|paramedic|dentist|therapist|cleaner|barista|waiter|waitress|coach|trainer|mum|mom|dad|freelancer|retiree|novelist|author)s?)(?: (?:at|for|in) (?P<at>{_NAME}))?\b",
+    _rule(F, r"\bI(?:'m| am)(?: now| currently)? (?P<article>a|an|the) (?P<value>(?:[\w-]+ ){0,3}?(?:engineer|developer|programmer|designer|manager|scientist|student|researcher|analyst|surveyor|architect|teacher|consultant|writer|nurse|doctor|librarian|electrician|chef|cook|lawyer|accountant|mechanic|physio|physiotherapist|pharmacist|vet|officer|firefighter|baker|artist|photographer|musician|journalist|editor|translator|driver|pilot|plumber|carpenter|farmer|florist|lead|director|founder|owner|intern|assistant|lecturer|professor|midwife|paramedic|dentist|therapist|cleaner|barista|waiter|waitress|coach|trainer|mum|mom|dad|freelancer|retiree|novelist|author)s?)(?: (?:at|for|in) (?P<at>{_NAME}))?\b",
           "Is {article} {value}[ at {at}]", subject="user:role", fixed=True),
     _rule(F, r"\bI work as (?P<article>a|an|the) (?P<value>(?:[\w-]+ ){0,3}?[\w-]+?)(?: (?:at|for) (?P<at>{_NAME}))?END",
           "Works as {article} {value}[ at {at}]", subject="user:role", fixed=True),
     _rule(F, r"\bI(?:'ve| have)? (?:just |finally |officially )?(?:got|landed|accepted|took|started) (?:a |an |the |my )?(?:new |first )?(?:job|position|role|offer|internship)(?: as (?:a |an )?(?P<role>[\w -]+?))? (?:at|with) (?P<value>{_NAME})",
           "Got a job[ as {role}] at {value}", subject="user:employer", fixed=True),
-    _rule(F, r"\bI work (?:at|for) (?P<value>{_NAME})", "Works at {value}", subject="user:employer", fixed=True),
+    _rule(F, r"\b(?:I (?:now |currently |still )?|(?:and|but) (?:I )?now )work (?:at|for) (?P<value>{_NAME})", "Works at {value}",
+          subject="user:employer", fixed=True),
+    _rule(F, r"\bI(?:'ve| have)? (?:just )?(?:start|started|starting)(?: work| working)? at (?P<value>{_NAME})", "Started at {value}",
+          subject="user:employer", fixed=True),
+    _rule(F, r"\bI(?:'m| am)(?: now| officially)? (?P<value>single|engaged|married|divorced|separated|widowed)\b", "Is {value}",
+          subject="user:relationship", fixed=True),
+    _rule(F, r"\b(?:I|we)(?:'ve| have)? (?:just |finally |officially )?got (?P<value>engaged|married|divorced)\b", "Got {value}",
+          subject="user:relationship", fixed=True),
+    _rule(F, r"\b(?:I|we)(?:'ve| have)? (?:just )?(?P<value>split up|broken up|broke up)\b(?: with (?P<name>(?-i:[A-Z])[\w-]+))?",
+          "{Value}[ with {name}]", subject="user:relationship", fixed=True),
     _rule(F, r"\bmy name is (?P<value>(?-i:[A-Z])\w+)", "Name is {value}", subject="user:name", fixed=True),
     _rule(F, r"\bI(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<value>{_NAME})", "Moved to {value}",
           subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI (?:live|am based|'m based|am living|'m living) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI(?:'m| am) (?:originally )?from (?P<value>{_NAME})", "Is from {value}", subject="user:origin", fixed=True, check="place"),
     _rule(F, r"\bI grew up in (?P<value>{_NAME})", "Grew up in {value}", subject="user:origin", fixed=True, check="place"),
-    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]", subject="preference"),
+    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]",
+          subject="preference", replaces=True),
     _rule(F, r"\bmy (?P<what>time ?zone|native language|first language|mother tongue) is (?P<value>.+?)END", "{What} is {value}", subject="user:", fixed=True),
     # Health
     _rule(F, r"\bI(?:'m| am) (?:severely |very |really |quite |a bit )?allergic to (?P<value>.+?)END", "Allergic to {value}", subject="allergy"),
@@ -211,11 +224,14 @@ RULES: list[Rule] = [
           "不要{verb}{value}", subject="preference", negative=True),
     _rule(P, r"我(?:不喜欢|讨厌|不想用)(?P<value>.+?)CJK$", "不喜欢{value}", subject="preference", negative=True),
     _rule(P, r"(?:请|以后|今后)?(?:用|使用)(?P<value>中文|英文|英语)(?:回答|回复|交流)", "偏好用{value}回答", subject="preference"),
-    _rule(P, r"^我(?:现在|已经)?(?:改用|换成|换用|切换到)了?(?P<value>.+?)CJK$", "现在改用{value}", subject="preference"),
+    _rule(P, r"^我(?:现在|已经)?(?:从(?P<other>[^，,。]+?))?(?:改用|换成|换用|切换到)了?(?P<value>.+?)CJK$", "现在改用{value}[，不再用{other}]",
+          subject="preference", replaces=True),
     # Facts about the user (Chinese)
     _rule(F, r"我是(?:一名|一个|一位|个)?(?P<value>[\u4e00-\u9fffA-Za-z ]{0,10}?(?:工程师|开发者|程序员|设计师|经理|学生|研究员|测量员|架构师|老师|教师|分析师|护士|医生|律师|会计|厨师|司机|编辑|记者|销售|班主任|公务员|研究生|博士生|本科生|研[一二三]|大[一二三四]|店主|老板|主管|组长))",
           "是{value}", subject="user:role", fixed=True),
-    _rule(F, r"我在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?:工作|上班|任职)", "在{value}工作", subject="user:employer", fixed=True),
+    _rule(F, r"我(?:现在|目前|已经|还)?在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?:工作|上班|任职)", "在{value}工作", subject="user:employer", fixed=True),
+    _rule(F, r"^(?:我们?|我?(?P<partner>和[\u4e00-\u9fff]{1,4}?))(?:已经|刚|刚刚|终于)?(?P<value>订婚|结婚|离婚|分手)了", "[{partner}]{value}了",
+          subject="user:relationship", fixed=True),
     _rule(F, r"我叫(?P<value>[\u4e00-\u9fffA-Za-z]{1,10})", "名字是{value}", subject="user:name", fixed=True),
     _rule(F, r"我(?:住在|生活在)(?P<value>[\u4e00-\u9fff]{2,10})", "住在{value}", subject="user:location", fixed=True),
     _rule(F, r"我(?:现在)?在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?P<verb>读书|上学|读研|读博|念书|读)", "在{value}{verb}", subject="user:school", fixed=True),
@@ -347,6 +363,8 @@ def subject_and_value(rule: Rule, groups: dict[str, str]) -> tuple[str, str]:
             said = normalise(value)
     elif "what" in groups:
         subject, said = f"{rule.subject}:{normalise(groups['what'])}", normalise(value)
+    elif rule.replaces and groups.get("other"):
+        subject, said = f"{rule.subject}:{normalise(groups['other'])}", normalise(value)
     else:
         subject, said = f"{rule.subject}:{normalise(value)}", normalise(value)
     if rule.negative:
@@ -538,7 +556,8 @@ _FIRST_PERSON = re.compile(
 )
 _SUBSTANCE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|"
-    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)",
+    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)"
+    r"|(?:周|星期|礼拜)[一二三四五六日天]",
     re.IGNORECASE,
 )
 _NOT_A_FACT = re.compile(
@@ -582,11 +601,52 @@ def _third_person_start(text: str, speaker: str) -> str:
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
 
 
+# Talk, not facts, by kind of statement: greetings, thanks, wishes and goodbyes; reactions to
+# what the other said ("That's awesome!", "So true", "真不错！"); feelings for the listener
+# ("I'm so glad you had fun"); and remarks on their news ("5 years is a long time!").
 _SMALL_TALK = re.compile(
     r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
-    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦",
+    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦"
+    r"|^(?:hi|hello|hey|thanks|thank you|cheers|bye|see you|take care|welcome|miss you|"
+    r"love you|hugs|merry christmas|happy (?:birthday|new year|holidays|christmas|easter))\b"
+    r"|^(?:感谢|多谢|恭喜|祝你|祝您|生日快乐|新年快乐|拜拜|再见|回头聊|早安|辛苦了?|加油)",
     re.IGNORECASE,
 )
+_REACTION = re.compile(
+    r"^(?:that(?:'s| is| was| sounds| looks| must be)|this is|sounds|looks|what an?|how (?:cool|"
+    r"nice|lovely|exciting|fun|awful|sad|great)|so (?:true|cool|good|fun|funny)|such an?|totally|"
+    r"exactly|absolutely|definitely|true|same|me too|aww+|omg|yay|nice|great|awesome|amazing|"
+    r"cool|lovely|brilliant|perfect|fair|ha+|ugh|oh no|poor|good for (?:you|her|him|them)|no way|"
+    r"love (?:that|it|this)|lucky (?:you|thing)|you(?:'re| are| must| should| know| have| did)?)\b"
+    r"|^(?:真(?:不错|好|棒|厉害|羡慕)|太(?:好|棒|厉害|可爱|惨|酷)了|好(?:厉害|羡慕|可爱|棒|吧)|"
+    r"厉害|羡慕|可怜|不错|确实|对啊|天哪|我的天|哇|没事|别担心|放心)",
+    re.IGNORECASE,
+)
+_FEELING_FOR_LISTENER = re.compile(
+    r"\bI(?:'m| am)(?: so| really| very| just)? (?:glad|happy|sorry|proud|jealous|thrilled|"
+    r"excited|impressed)\b.*\b(?:you|to hear)\b|替你|为你",
+    re.IGNORECASE,
+)
+_REMARK = re.compile(
+    r"^[^,，;；]*\b(?:is|are|was|sounds|looks)(?: still| so| such| really| very| pretty| quite)*"
+    r" (?:a |an )?(?:long time|big deal|amazing|awesome|great|lovely|brilliant|cool|fun|hilarious|"
+    r"impressive|incredible|wild|crazy|insane|ridiculous|scary|exciting|adorable|cute|huge|"
+    r"massive|tough|rough)\b[^,，;；]*!+$",
+    re.IGNORECASE,
+)
+
+
+def _small_talk(text: str, dated: Dated) -> bool:
+    """Whether the statement is talk rather than a fact about anyone (see _SMALL_TALK): a
+    reaction or remark that goes on to say what the speaker did or when ("Same, I start on
+    Monday", "Perfect, sending it tomorrow") is a fact."""
+    if _SMALL_TALK.search(text) or _FEELING_FOR_LISTENER.search(text):
+        return True
+    if not (_REACTION.match(text) or _REMARK.match(text)):
+        return False
+    return not (_FIRST_PERSON.search(text) or dated.date is not None)
+
+
 _OTHERS_TASTES = re.compile(
     rf"^(?:my|our) {_REL}(?: (?-i:[A-Z])\w+)? (?:prefers|likes|loves|uses|hates|thinks|wants)\b"
     rf"|^我的?{_CJK_REL}(?:喜欢|觉得|想|偏好|讨厌)",
@@ -628,7 +688,7 @@ def _fallback(
 ) -> Candidate | None:
     """A statement no rule reads, kept as said when it holds something checkable."""
     text = _DISCOURSE.sub("", dated.text).strip()
-    if _NOT_A_FACT.search(text) or _SMALL_TALK.search(text) or _OTHERS_TASTES.match(text):
+    if _NOT_A_FACT.search(text) or _small_talk(text, dated) or _OTHERS_TASTES.match(text):
         return None
     if _CJK.search(text):
         if len(text) < 6:

@@ -431,12 +431,19 @@ _CONVERTED: dict[type[Model], list[tuple[int, Any]]] = {
     model: [(i, f) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
     for model, fields in _READ
 }
+# The message before them, the context a secret may be given in ("the wifi password?" "it's
+# …"; see memories.sensitive).
+_MESSAGE_BEFORE_SQL = f"""
+SELECT content FROM {Message._meta.db_table}
+WHERE conversation_id = {_CONVERSATION}.id AND position = {_CONVERSATION}.extracted_through
+"""
 # The run with its conversation, the conversation's owner, their memory settings and
-# project, and the oldest messages not yet extracted: what select_related would read, in SQL
+# project, the oldest messages not yet extracted and the one before them: what
+# select_related would read, in SQL
 # written once (building the ORM's five-table query took half the time of running it).
 _LOCKED_RUN_SQL = f"""
 SELECT {_RUN_COLUMNS}, {_CONVERSATION_COLUMNS}, {_OWNER_COLUMNS}, {_SETTINGS_COLUMNS},
-       {_PROJECT_COLUMNS}, ({_UNREAD_MESSAGES_SQL})
+       {_PROJECT_COLUMNS}, ({_UNREAD_MESSAGES_SQL}), ({_MESSAGE_BEFORE_SQL})
 FROM {ExtractionRun._meta.db_table} r
 JOIN {_CONVERSATION} ON {_CONVERSATION}.id = r.conversation_id
 JOIN {get_user_model()._meta.db_table} u ON u.id = {_CONVERSATION}.owner_id
@@ -448,7 +455,8 @@ FOR UPDATE OF r
 
 
 def _locked_run(run_id: int) -> ExtractionRun:
-    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it; ``unread_messages`` set on it."""
+    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it; ``unread_messages`` and
+    ``message_before`` set on it."""
     with connection.cursor() as cursor:
         cursor.execute(_LOCKED_RUN_SQL, [max(settings.EXTRACTION_WINDOW_MESSAGES, 1), run_id])
         row = cursor.fetchone()
@@ -476,6 +484,7 @@ def _locked_run(run_id: int) -> ExtractionRun:
     conversation.owner, conversation.project = owner, project
     run.conversation = conversation
     run.unread_messages = next(values)  # type: ignore[attr-defined]
+    run.message_before = next(values) or ""  # type: ignore[attr-defined]
     return run
 
 
@@ -560,7 +569,8 @@ def _extract(run: ExtractionRun) -> int | None:
             return run.window_last
         return None
     extractor = get_extractor(run.extractor)
-    messages = [m for m in window if not is_trivial(m.role, m.content)]
+    before = run.message_before  # type: ignore[attr-defined]  # read with the run
+    messages = [m for m in screened(window, before) if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
     kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
     reconciler = Reconciler(
@@ -600,6 +610,17 @@ def _memory_settings(user: User) -> MemorySettings:
         return user.memory_settings
     except MemorySettings.DoesNotExist:
         return MemorySettings.for_user(user)
+
+
+def screened(messages: list[WindowMessage], before: str = "") -> list[WindowMessage]:
+    """The messages with the secrets each gives in the context of the one before redacted
+    ("the wifi password?" "it's Brisket4life!"); what a candidate then quotes of one is
+    dropped (``_is_sensitive``)."""
+    contexts = [before, *(message.content for message in messages)]
+    return [
+        replace(message, content=redact(message.content, context)[0])
+        for message, context in zip(messages, contexts, strict=False)
+    ]
 
 
 def _is_sensitive(candidate: Candidate) -> bool:
