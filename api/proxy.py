@@ -19,7 +19,8 @@ read scope (403 FORBIDDEN otherwise); without the ingest scope the exchange is n
 is answered here, in the chat-completion shape, without calling the upstream. Errors
 use OpenAI's shape ``{"error": {"message", "type", "code"}}``: the upstream's status for
 its errors, 504 when it times out, 401 for a bad or expired token, 403 TOKEN_PAUSED
-for a paused one.
+for a paused one. The upstream is called through the ``openai`` SDK's raw responses, so its
+answer's bytes pass through as they come, untouched by the SDK's models.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+import openai
 from django.conf import settings
 from django.utils import timezone
 from starlette.applications import Starlette
@@ -69,6 +71,7 @@ from api.gateway import (
 from api.recall import PreviewIn
 from api.recall import preview as preview_endpoint
 from conversations.commands import CommandError
+from memories.openai_sdk import Endpoint
 
 logger = logging.getLogger(__name__)
 
@@ -327,16 +330,24 @@ def passed_headers(response: httpx2.Response) -> dict[str, str]:
     }
 
 
+def upstream_timeout() -> Response:
+    return openai_error(
+        504, "The upstream model server did not answer in time.", "UPSTREAM_TIMEOUT", "timeout"
+    )
+
+
 # The endpoint -------------------------------------------------------------------------
 
 
 class ProxyEndpoint:
-    """The ASGI app for /v1/: token auth around two routes, one HTTP client for upstream."""
+    """The ASGI app for /v1/: token auth around two routes, the openai SDK for upstream."""
 
     prefix = "/v1/"
 
     def __init__(self) -> None:
-        self.client: httpx2.AsyncClient | None = None
+        # The SDK's client for the configured upstream, made by its first request.
+        self.upstream: Endpoint | None = None
+        self.client: openai.AsyncOpenAI | None = None
         routes = [
             Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
             Route("/v1/models", self.models, methods=["GET"]),
@@ -344,20 +355,12 @@ class ProxyEndpoint:
         app = Starlette(routes=routes, exception_handlers={HTTPException: self.http_error})
         self.app: ASGIApp = TokenAuth(app, error_body)  # type: ignore[arg-type]
 
-    async def start(self) -> None:
-        if self.client is None:
-            self.client = httpx2.AsyncClient(
-                timeout=None, limits=httpx2.Limits(max_connections=200)
-            )
-
     async def stop(self) -> None:
         if self.client is not None:
-            await self.client.aclose()
+            await self.client.close()
             self.client = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.client is None:
-            await self.start()
         await self.app(scope, receive, send)
 
     async def http_error(self, request: Request, exc: Exception) -> Response:
@@ -365,22 +368,31 @@ class ProxyEndpoint:
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(status, "VALIDATION_ERROR")
         return openai_error(status, str(getattr(exc, "detail", "")) or "Not found.", code)
 
-    def upstream(self) -> str:
-        return settings.MEMORY_PROXY_UPSTREAM_URL.rstrip("/")
-
-    def upstream_request(self, method: str, path: str, **kwargs: Any) -> httpx2.Request:
-        assert self.client is not None
-        headers = {"Accept-Encoding": "identity"}
-        if settings.MEMORY_PROXY_UPSTREAM_API_KEY:
-            headers["Authorization"] = f"Bearer {settings.MEMORY_PROXY_UPSTREAM_API_KEY}"
-        seconds = settings.MEMORY_PROXY_TIMEOUT
-        return self.client.build_request(
-            method,
-            f"{self.upstream()}{path}",
-            headers=headers,
-            timeout=httpx2.Timeout(seconds, connect=min(seconds, 10.0)),
-            **kwargs,
+    async def upstream_client(self) -> openai.AsyncOpenAI | None:
+        """The SDK's client for MEMORY_PROXY_UPSTREAM_URL (None: there is none), one while
+        the settings stay the same, so that its connections are reused."""
+        url = settings.MEMORY_PROXY_UPSTREAM_URL.rstrip("/")
+        if not url:
+            return None
+        upstream = Endpoint(
+            base_url=url,
+            api_key=settings.MEMORY_PROXY_UPSTREAM_API_KEY,
+            timeout=settings.MEMORY_PROXY_TIMEOUT,
         )
+        if self.client is None or upstream != self.upstream:
+            await self.stop()
+            seconds = upstream.timeout
+            self.client = openai.AsyncOpenAI(
+                base_url=url,
+                api_key=upstream.sdk_key,
+                # Per read, not for the whole answer: a stream goes on while bytes come.
+                timeout=httpx2.Timeout(seconds, connect=min(seconds, 10.0)),
+                # The app's own client retries what it wants: once here, or its retries
+                # would be multiplied.
+                max_retries=0,
+            )
+            self.upstream = upstream
+        return self.client
 
     def not_configured(self) -> Response:
         return openai_error(
@@ -390,48 +402,47 @@ class ProxyEndpoint:
             "PROXY_NOT_CONFIGURED",
         )
 
-    async def send(self, request: httpx2.Request) -> httpx2.Response | Response:
-        """The upstream's response (headers read, body not), or our error for its failure."""
-        assert self.client is not None
+    async def send(
+        self, client: openai.AsyncOpenAI, path: str, body: Any = None, *, stream: bool = False
+    ) -> httpx2.Response | Response:
+        """The upstream's response as it sent it (a POST when there is a ``body``, else a
+        GET), or our error for its failure. Streamed: headers read, the body not; otherwise
+        read whole."""
+        assert self.upstream is not None
+        # Identity: the bytes are passed on as they come, without a Content-Encoding.
+        options: openai.RequestOptions = {
+            "headers": {"Accept-Encoding": "identity", **self.upstream.headers}
+        }
         try:
-            return await self.client.send(request, stream=True)
-        except httpx2.TimeoutException:
-            return openai_error(
-                504,
-                "The upstream model server did not answer in time.",
-                "UPSTREAM_TIMEOUT",
-                "timeout",
+            if body is None:
+                return await client.get(
+                    path, cast_to=httpx2.Response, options=options, stream=stream
+                )
+            return await client.post(
+                path, body=body, cast_to=httpx2.Response, options=options, stream=stream
             )
-        except httpx2.HTTPError as exc:
-            logger.warning("Proxy upstream %s failed: %r", request.url, exc)
+        except openai.APIStatusError as exc:
+            return upstream_error(exc.status_code, exc.response.content)
+        except openai.APITimeoutError:
+            return upstream_timeout()
+        except openai.APIConnectionError as exc:
+            logger.warning("Proxy upstream %s%s failed: %r", client.base_url, path, exc.__cause__)
             return openai_error(
                 502, "The upstream model server could not be reached.", "UPSTREAM_UNAVAILABLE"
             )
 
     async def models(self, request: Request) -> Response:
-        if not self.upstream():
+        client = await self.upstream_client()
+        if client is None:
             return self.not_configured()
-        response = await self.send(self.upstream_request("GET", "/models"))
+        response = await self.send(client, "/models")
         if isinstance(response, Response):
             return response
         try:
-            content = await response.aread()
-        except httpx2.TimeoutException:
-            return openai_error(
-                504,
-                "The upstream model server did not answer in time.",
-                "UPSTREAM_TIMEOUT",
-                "timeout",
-            )
-        finally:
-            await response.aclose()
-        if response.status_code >= 400:
-            return upstream_error(response.status_code, content)
-        try:
-            listing = json.loads(content)
+            listing = json.loads(response.content)
             known = {model.get("id") for model in listing["data"]}
         except (ValueError, KeyError, TypeError, AttributeError):
-            return Response(content, response.status_code, passed_headers(response))
+            return Response(response.content, response.status_code, passed_headers(response))
         # The names clients may ask for, as the model map renames them.
         for alias in model_map():
             if alias not in known:
@@ -467,7 +478,8 @@ class ProxyEndpoint:
                 run_command, token, turn.user_text, header(request.scope, "accept-language")
             )
             return local_completion(reply, model, stream)
-        if not self.upstream():
+        client = await self.upstream_client()
+        if client is None:
             return self.not_configured()
 
         block, store = await run_sync(recall_block, token, turn)
@@ -476,29 +488,16 @@ class ProxyEndpoint:
         if model:
             body["model"] = model_map().get(model, model)
 
-        response = await self.send(self.upstream_request("POST", "/chat/completions", json=body))
+        response = await self.send(client, "/chat/completions", body, stream=stream)
         if isinstance(response, Response):
             return response
         answer = Answer()
         later = BackgroundTask(store_later, token, turn, answer) if store else None
 
-        if response.status_code >= 400 or not stream:
-            try:
-                content = await response.aread()
-            except httpx2.TimeoutException:
-                return openai_error(
-                    504,
-                    "The upstream model server did not answer in time.",
-                    "UPSTREAM_TIMEOUT",
-                    "timeout",
-                )
-            finally:
-                await response.aclose()
-            if response.status_code >= 400:
-                return upstream_error(response.status_code, content)
-            answer.read_completion(content)
+        if not stream:
+            answer.read_completion(response.content)
             return Response(
-                content, response.status_code, passed_headers(response), background=later
+                response.content, response.status_code, passed_headers(response), background=later
             )
 
         async def passthrough() -> AsyncIterator[bytes]:
