@@ -45,8 +45,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from accounts.models import ApiToken, MemorySettings, TokenScope
-from api.auth import scope_refusal
+from accounts.models import ApiToken, TokenScope
+from api.auth import ApiRequest, scope_refusal
 from api.commands import CommandIn
 from api.commands import command as command_endpoint
 from api.conversations import (
@@ -57,14 +57,10 @@ from api.conversations import (
 )
 from api.errors import ApiError
 from api.gateway import (
-    ASGIApp,
-    Receive,
     Scope,
-    Send,
-    TokenAuth,
-    api_request,
+    TokenEndpoint,
+    as_caller,
     header,
-    run_sync,
     scope_token,
     scratch_response,
 )
@@ -176,28 +172,28 @@ def read_turn(body: dict[str, Any], scope: Scope, token: ApiToken) -> Turn:
 # ORM work (in a worker thread) ------------------------------------------------------
 
 
-def recall_block(token: ApiToken, turn: Turn) -> tuple[str, bool]:
+def recall_block(request: ApiRequest, turn: Turn) -> tuple[str, bool]:
     """(the memory block to inject, whether to store the exchange)."""
-    if turn.temporary or turn.user_index is None:
-        return "", False
-    if not MemorySettings.for_user(token.user).memory_enabled:
+    if turn.user_index is None:
         return "", False
     payload = PreviewIn.model_validate(
         {
             "message": turn.user_text[:MAX_PREVIEW_CHARS],
             "recent_messages": [text[:MAX_PREVIEW_CHARS] for text in turn.recent],
             "conversation_id": turn.conversation,
+            "temporary": turn.temporary,
             "client": CLIENT,
         }
     )
-    result = preview_endpoint(api_request(token), payload, scratch_response())
-    # A conversation stored as temporary, or memory paused: neither recalled into nor
-    # stored. A token without the ingest scope recalls but does not store.
-    return result["block"], result["reason"] is None and token.allows(TokenScope.INGEST)
+    result = preview_endpoint(request, payload, scratch_response())
+    # Memory off or paused, or a temporary conversation (said so, or stored as one): the
+    # preview gives a reason, and nothing is recalled nor stored. A token without the ingest
+    # scope recalls but does not store.
+    stored = scope_refusal(request.api_token, TokenScope.INGEST) is None
+    return result["block"], result["reason"] is None and stored
 
 
-def run_command(token: ApiToken, text: str, accept_language: str) -> str:
-    request = api_request(token, accept_language=accept_language)
+def run_command(request: ApiRequest, text: str) -> str:
     try:
         payload = CommandIn.model_validate({"command": text[:10_000]})
         return str(command_endpoint(request, payload)["reply"])
@@ -206,8 +202,7 @@ def run_command(token: ApiToken, text: str, accept_language: str) -> str:
         return exc.message
 
 
-def store_exchange(token: ApiToken, turn: Turn, answer: str) -> None:
-    request = api_request(token)
+def store_exchange(request: ApiRequest, turn: Turn, answer: str) -> None:
     start = ConversationIn.model_validate({"external_id": turn.conversation, "client": CLIENT})
     conversation = conversation_create(request, start).value
     if conversation["temporary"]:
@@ -222,11 +217,11 @@ def store_exchange(token: ApiToken, turn: Turn, answer: str) -> None:
     messages_add(request, conversation["id"], MessagesIn.model_validate({"messages": messages}))
 
 
-async def store_later(token: ApiToken, turn: Turn, answer: Answer) -> None:
+async def store_later(scope: Scope, turn: Turn, answer: Answer) -> None:
     if not turn.user_text.strip():
         return
     try:
-        await run_sync(store_exchange, token, turn, answer.text())
+        await as_caller(scope, lambda request: store_exchange(request, turn, answer.text()))
     except Exception:
         logger.exception("The proxy could not store conversation %s", turn.conversation)
 
@@ -339,7 +334,7 @@ def upstream_timeout() -> Response:
 # The endpoint -------------------------------------------------------------------------
 
 
-class ProxyEndpoint:
+class ProxyEndpoint(TokenEndpoint):
     """The ASGI app for /v1/: token auth around two routes, the openai SDK for upstream."""
 
     prefix = "/v1/"
@@ -353,15 +348,12 @@ class ProxyEndpoint:
             Route("/v1/models", self.models, methods=["GET"]),
         ]
         app = Starlette(routes=routes, exception_handlers={HTTPException: self.http_error})
-        self.app: ASGIApp = TokenAuth(app, error_body)  # type: ignore[arg-type]
+        super().__init__(app, error_body)  # type: ignore[arg-type]
 
     async def stop(self) -> None:
         if self.client is not None:
             await self.client.close()
             self.client = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.app(scope, receive, send)
 
     async def http_error(self, request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)
@@ -474,15 +466,13 @@ class ProxyEndpoint:
         model = str(body.get("model") or "")
 
         if turn.user_index == len(messages) - 1 and is_command(turn.user_text):
-            reply = await run_sync(
-                run_command, token, turn.user_text, header(request.scope, "accept-language")
-            )
+            reply = await as_caller(request.scope, lambda api: run_command(api, turn.user_text))
             return local_completion(reply, model, stream)
         client = await self.upstream_client()
         if client is None:
             return self.not_configured()
 
-        block, store = await run_sync(recall_block, token, turn)
+        block, store = await as_caller(request.scope, lambda api: recall_block(api, turn))
         if block:
             body["messages"] = with_memory(messages, block)
         if model:
@@ -492,7 +482,7 @@ class ProxyEndpoint:
         if isinstance(response, Response):
             return response
         answer = Answer()
-        later = BackgroundTask(store_later, token, turn, answer) if store else None
+        later = BackgroundTask(store_later, request.scope, turn, answer) if store else None
 
         if not stream:
             answer.read_completion(response.content)

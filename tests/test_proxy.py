@@ -259,6 +259,25 @@ def test_temporary_and_memory_off_skip_injection_and_storage(server, upstream, a
     assert not Conversation.objects.exists()
 
 
+def test_privacy_pause_recalls_and_stores_nothing(server, upstream, alice):
+    remember(alice, "Prefers tabs over spaces in Python code")
+    MemorySettings.for_user(alice).pause(None)
+    client(server, alice).chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "Tabs for Python code?"}]
+    )
+    assert upstream.requests[-1]["body"]["messages"][0]["role"] == "user"
+    time.sleep(0.3)
+    assert not Conversation.objects.exists()
+
+
+def test_slash_command_answered_in_the_callers_language(server, upstream, alice):
+    chat = client(server, alice, **{"Accept-Language": "zh-CN,zh;q=0.9"})
+    answer = chat.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "/remember I prefer tabs"}]
+    )
+    assert answer.choices[0].message.content == "已记住：“I prefer tabs”。"
+
+
 def test_bad_token_and_bad_body(server, upstream, alice):
     bad = openai.OpenAI(base_url=f"{server}/v1", api_key="mem_wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError) as raised:
