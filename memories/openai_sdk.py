@@ -15,6 +15,7 @@ so one cached client (its connection pool, its TLS context) serves every call.
 from __future__ import annotations
 
 import functools
+import os
 import ssl
 import time
 from collections.abc import Iterable, Iterator
@@ -118,6 +119,11 @@ def _client(base_url: str, api_key: str, timeout: float, max_retries: int) -> op
         max_retries=max_retries,
         http_client=httpx2.Client(transport=_DeadlineTransport()),
     )
+
+
+# A process forked with a client (the worker's) makes its own: two processes on one
+# pooled connection would read each other's answers.
+os.register_at_fork(after_in_child=_client.cache_clear)
 
 
 @dataclass(frozen=True)
