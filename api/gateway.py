@@ -104,11 +104,28 @@ class TokenAuth:
         await self.app(scope, receive, send)
 
 
+class TokenEndpoint:
+    """An ASGI endpoint beside Django (/mcp, /v1/): ``app`` behind ``TokenAuth``."""
+
+    def __init__(self, app: ASGIApp, error: Callable[[str, str], dict[str, Any]]):
+        self.app = TokenAuth(app, error)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+
 def scope_token(scope: Scope) -> ApiToken:
     token = scope.get(TOKEN_KEY)
     if not isinstance(token, ApiToken):
         raise RuntimeError("TokenAuth did not run for this request")
     return token
+
+
+async def as_caller(scope: Scope, work: Callable[[ApiRequest], T]) -> T:
+    """Run ``work`` (calls of the JSON API's endpoint functions) in a worker thread, with
+    the API request of the token that passed ``TokenAuth``, in the caller's language."""
+    request = api_request(scope_token(scope), accept_language=header(scope, "accept-language"))
+    return await run_sync(work, request)
 
 
 def api_request(token: ApiToken, *, accept_language: str = "") -> ApiRequest:

@@ -37,14 +37,11 @@ from api.commands import CommandIn
 from api.commands import command as command_endpoint
 from api.errors import ApiError
 from api.gateway import (
-    ASGIApp,
     Receive,
     Scope,
     Send,
-    TokenAuth,
-    api_request,
-    run_sync,
-    scope_token,
+    TokenEndpoint,
+    as_caller,
     scratch_response,
 )
 from api.memories import (
@@ -122,13 +119,10 @@ def memory_data(memory: Memory) -> dict[str, Any]:
 
 async def call(ctx: Context, work: Callable[[ApiRequest], CallToolResult]) -> CallToolResult:
     """Run ``work`` with the caller's API request in a worker thread; refusals become tool errors."""
-    request_scope = ctx.request_context.request.scope  # type: ignore[union-attr]
-    token = scope_token(request_scope)
-    language = (ctx.headers or {}).get("accept-language", "")
 
-    def guarded() -> CallToolResult:
+    def guarded(request: ApiRequest) -> CallToolResult:
         try:
-            return work(api_request(token, accept_language=language))
+            return work(request)
         except ApiError as exc:
             return failure(exc.code, exc.message, exc.details)
         except CommandError as exc:
@@ -138,7 +132,7 @@ async def call(ctx: Context, work: Callable[[ApiRequest], CallToolResult]) -> Ca
                 "VALIDATION_ERROR", "The arguments are not valid.", _fields(exc.errors())
             )
 
-    return await run_sync(guarded)
+    return await as_caller(ctx.request_context.request.scope, guarded)  # type: ignore[union-attr]
 
 
 class MemoryMCPServer(MCPServer[Any]):
@@ -446,7 +440,7 @@ def transport_security() -> TransportSecuritySettings:
     )
 
 
-class McpEndpoint:
+class McpEndpoint(TokenEndpoint):
     """The ASGI app for /mcp: token auth around the SDK's streamable HTTP app.
 
     The SDK's session manager must run for the app to answer; ``start`` and ``stop``
@@ -464,7 +458,7 @@ class McpEndpoint:
             json_response=True,
             transport_security=transport_security(),
         )
-        self.app: ASGIApp = TokenAuth(
+        super().__init__(
             http_app,  # type: ignore[arg-type]
             lambda code, message: {"error": {"code": code, "message": message, "details": {}}},
         )
@@ -500,4 +494,4 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._task is None:
             await self.start()
-        await self.app(scope, receive, send)
+        await super().__call__(scope, receive, send)

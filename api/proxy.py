@@ -19,7 +19,8 @@ read scope (403 FORBIDDEN otherwise); without the ingest scope the exchange is n
 is answered here, in the chat-completion shape, without calling the upstream. Errors
 use OpenAI's shape ``{"error": {"message", "type", "code"}}``: the upstream's status for
 its errors, 504 when it times out, 401 for a bad or expired token, 403 TOKEN_PAUSED
-for a paused one.
+for a paused one. The upstream is called through the ``openai`` SDK's raw responses, so its
+answer's bytes pass through as they come, untouched by the SDK's models.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+import openai
 from django.conf import settings
 from django.utils import timezone
 from starlette.applications import Starlette
@@ -43,8 +45,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from accounts.models import ApiToken, MemorySettings, TokenScope
-from api.auth import scope_refusal
+from accounts.models import ApiToken, TokenScope
+from api.auth import ApiRequest, scope_refusal
 from api.commands import CommandIn
 from api.commands import command as command_endpoint
 from api.conversations import (
@@ -55,20 +57,17 @@ from api.conversations import (
 )
 from api.errors import ApiError
 from api.gateway import (
-    ASGIApp,
-    Receive,
     Scope,
-    Send,
-    TokenAuth,
-    api_request,
+    TokenEndpoint,
+    as_caller,
     header,
-    run_sync,
     scope_token,
     scratch_response,
 )
 from api.recall import PreviewIn
 from api.recall import preview as preview_endpoint
 from conversations.commands import CommandError
+from memories.openai_sdk import Endpoint
 
 logger = logging.getLogger(__name__)
 
@@ -173,28 +172,28 @@ def read_turn(body: dict[str, Any], scope: Scope, token: ApiToken) -> Turn:
 # ORM work (in a worker thread) ------------------------------------------------------
 
 
-def recall_block(token: ApiToken, turn: Turn) -> tuple[str, bool]:
+def recall_block(request: ApiRequest, turn: Turn) -> tuple[str, bool]:
     """(the memory block to inject, whether to store the exchange)."""
-    if turn.temporary or turn.user_index is None:
-        return "", False
-    if not MemorySettings.for_user(token.user).memory_enabled:
+    if turn.user_index is None:
         return "", False
     payload = PreviewIn.model_validate(
         {
             "message": turn.user_text[:MAX_PREVIEW_CHARS],
             "recent_messages": [text[:MAX_PREVIEW_CHARS] for text in turn.recent],
             "conversation_id": turn.conversation,
+            "temporary": turn.temporary,
             "client": CLIENT,
         }
     )
-    result = preview_endpoint(api_request(token), payload, scratch_response())
-    # A conversation stored as temporary, or memory paused: neither recalled into nor
-    # stored. A token without the ingest scope recalls but does not store.
-    return result["block"], result["reason"] is None and token.allows(TokenScope.INGEST)
+    result = preview_endpoint(request, payload, scratch_response())
+    # Memory off or paused, or a temporary conversation (said so, or stored as one): the
+    # preview gives a reason, and nothing is recalled nor stored. A token without the ingest
+    # scope recalls but does not store.
+    stored = scope_refusal(request.api_token, TokenScope.INGEST) is None
+    return result["block"], result["reason"] is None and stored
 
 
-def run_command(token: ApiToken, text: str, accept_language: str) -> str:
-    request = api_request(token, accept_language=accept_language)
+def run_command(request: ApiRequest, text: str) -> str:
     try:
         payload = CommandIn.model_validate({"command": text[:10_000]})
         return str(command_endpoint(request, payload)["reply"])
@@ -203,8 +202,7 @@ def run_command(token: ApiToken, text: str, accept_language: str) -> str:
         return exc.message
 
 
-def store_exchange(token: ApiToken, turn: Turn, answer: str) -> None:
-    request = api_request(token)
+def store_exchange(request: ApiRequest, turn: Turn, answer: str) -> None:
     start = ConversationIn.model_validate({"external_id": turn.conversation, "client": CLIENT})
     conversation = conversation_create(request, start).value
     if conversation["temporary"]:
@@ -219,11 +217,11 @@ def store_exchange(token: ApiToken, turn: Turn, answer: str) -> None:
     messages_add(request, conversation["id"], MessagesIn.model_validate({"messages": messages}))
 
 
-async def store_later(token: ApiToken, turn: Turn, answer: Answer) -> None:
+async def store_later(scope: Scope, turn: Turn, answer: Answer) -> None:
     if not turn.user_text.strip():
         return
     try:
-        await run_sync(store_exchange, token, turn, answer.text())
+        await as_caller(scope, lambda request: store_exchange(request, turn, answer.text()))
     except Exception:
         logger.exception("The proxy could not store conversation %s", turn.conversation)
 
@@ -327,60 +325,66 @@ def passed_headers(response: httpx2.Response) -> dict[str, str]:
     }
 
 
+def upstream_timeout() -> Response:
+    return openai_error(
+        504, "The upstream model server did not answer in time.", "UPSTREAM_TIMEOUT", "timeout"
+    )
+
+
 # The endpoint -------------------------------------------------------------------------
 
 
-class ProxyEndpoint:
-    """The ASGI app for /v1/: token auth around two routes, one HTTP client for upstream."""
+class ProxyEndpoint(TokenEndpoint):
+    """The ASGI app for /v1/: token auth around two routes, the openai SDK for upstream."""
 
     prefix = "/v1/"
 
     def __init__(self) -> None:
-        self.client: httpx2.AsyncClient | None = None
+        # The SDK's client for the configured upstream, made by its first request.
+        self.upstream: Endpoint | None = None
+        self.client: openai.AsyncOpenAI | None = None
         routes = [
             Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
             Route("/v1/models", self.models, methods=["GET"]),
         ]
         app = Starlette(routes=routes, exception_handlers={HTTPException: self.http_error})
-        self.app: ASGIApp = TokenAuth(app, error_body)  # type: ignore[arg-type]
-
-    async def start(self) -> None:
-        if self.client is None:
-            self.client = httpx2.AsyncClient(
-                timeout=None, limits=httpx2.Limits(max_connections=200)
-            )
+        super().__init__(app, error_body)  # type: ignore[arg-type]
 
     async def stop(self) -> None:
         if self.client is not None:
-            await self.client.aclose()
+            await self.client.close()
             self.client = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.client is None:
-            await self.start()
-        await self.app(scope, receive, send)
 
     async def http_error(self, request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(status, "VALIDATION_ERROR")
         return openai_error(status, str(getattr(exc, "detail", "")) or "Not found.", code)
 
-    def upstream(self) -> str:
-        return settings.MEMORY_PROXY_UPSTREAM_URL.rstrip("/")
-
-    def upstream_request(self, method: str, path: str, **kwargs: Any) -> httpx2.Request:
-        assert self.client is not None
-        headers = {"Accept-Encoding": "identity"}
-        if settings.MEMORY_PROXY_UPSTREAM_API_KEY:
-            headers["Authorization"] = f"Bearer {settings.MEMORY_PROXY_UPSTREAM_API_KEY}"
-        seconds = settings.MEMORY_PROXY_TIMEOUT
-        return self.client.build_request(
-            method,
-            f"{self.upstream()}{path}",
-            headers=headers,
-            timeout=httpx2.Timeout(seconds, connect=min(seconds, 10.0)),
-            **kwargs,
+    async def upstream_client(self) -> openai.AsyncOpenAI | None:
+        """The SDK's client for MEMORY_PROXY_UPSTREAM_URL (None: there is none), one while
+        the settings stay the same, so that its connections are reused."""
+        url = settings.MEMORY_PROXY_UPSTREAM_URL.rstrip("/")
+        if not url:
+            return None
+        upstream = Endpoint(
+            base_url=url,
+            api_key=settings.MEMORY_PROXY_UPSTREAM_API_KEY,
+            timeout=settings.MEMORY_PROXY_TIMEOUT,
         )
+        if self.client is None or upstream != self.upstream:
+            await self.stop()
+            seconds = upstream.timeout
+            self.client = openai.AsyncOpenAI(
+                base_url=url,
+                api_key=upstream.sdk_key,
+                # Per read, not for the whole answer: a stream goes on while bytes come.
+                timeout=httpx2.Timeout(seconds, connect=min(seconds, 10.0)),
+                # The app's own client retries what it wants: once here, or its retries
+                # would be multiplied.
+                max_retries=0,
+            )
+            self.upstream = upstream
+        return self.client
 
     def not_configured(self) -> Response:
         return openai_error(
@@ -390,48 +394,47 @@ class ProxyEndpoint:
             "PROXY_NOT_CONFIGURED",
         )
 
-    async def send(self, request: httpx2.Request) -> httpx2.Response | Response:
-        """The upstream's response (headers read, body not), or our error for its failure."""
-        assert self.client is not None
+    async def send(
+        self, client: openai.AsyncOpenAI, path: str, body: Any = None, *, stream: bool = False
+    ) -> httpx2.Response | Response:
+        """The upstream's response as it sent it (a POST when there is a ``body``, else a
+        GET), or our error for its failure. Streamed: headers read, the body not; otherwise
+        read whole."""
+        assert self.upstream is not None
+        # Identity: the bytes are passed on as they come, without a Content-Encoding.
+        options: openai.RequestOptions = {
+            "headers": {"Accept-Encoding": "identity", **self.upstream.headers}
+        }
         try:
-            return await self.client.send(request, stream=True)
-        except httpx2.TimeoutException:
-            return openai_error(
-                504,
-                "The upstream model server did not answer in time.",
-                "UPSTREAM_TIMEOUT",
-                "timeout",
+            if body is None:
+                return await client.get(
+                    path, cast_to=httpx2.Response, options=options, stream=stream
+                )
+            return await client.post(
+                path, body=body, cast_to=httpx2.Response, options=options, stream=stream
             )
-        except httpx2.HTTPError as exc:
-            logger.warning("Proxy upstream %s failed: %r", request.url, exc)
+        except openai.APIStatusError as exc:
+            return upstream_error(exc.status_code, exc.response.content)
+        except openai.APITimeoutError:
+            return upstream_timeout()
+        except openai.APIConnectionError as exc:
+            logger.warning("Proxy upstream %s%s failed: %r", client.base_url, path, exc.__cause__)
             return openai_error(
                 502, "The upstream model server could not be reached.", "UPSTREAM_UNAVAILABLE"
             )
 
     async def models(self, request: Request) -> Response:
-        if not self.upstream():
+        client = await self.upstream_client()
+        if client is None:
             return self.not_configured()
-        response = await self.send(self.upstream_request("GET", "/models"))
+        response = await self.send(client, "/models")
         if isinstance(response, Response):
             return response
         try:
-            content = await response.aread()
-        except httpx2.TimeoutException:
-            return openai_error(
-                504,
-                "The upstream model server did not answer in time.",
-                "UPSTREAM_TIMEOUT",
-                "timeout",
-            )
-        finally:
-            await response.aclose()
-        if response.status_code >= 400:
-            return upstream_error(response.status_code, content)
-        try:
-            listing = json.loads(content)
+            listing = json.loads(response.content)
             known = {model.get("id") for model in listing["data"]}
         except (ValueError, KeyError, TypeError, AttributeError):
-            return Response(content, response.status_code, passed_headers(response))
+            return Response(response.content, response.status_code, passed_headers(response))
         # The names clients may ask for, as the model map renames them.
         for alias in model_map():
             if alias not in known:
@@ -463,42 +466,28 @@ class ProxyEndpoint:
         model = str(body.get("model") or "")
 
         if turn.user_index == len(messages) - 1 and is_command(turn.user_text):
-            reply = await run_sync(
-                run_command, token, turn.user_text, header(request.scope, "accept-language")
-            )
+            reply = await as_caller(request.scope, lambda api: run_command(api, turn.user_text))
             return local_completion(reply, model, stream)
-        if not self.upstream():
+        client = await self.upstream_client()
+        if client is None:
             return self.not_configured()
 
-        block, store = await run_sync(recall_block, token, turn)
+        block, store = await as_caller(request.scope, lambda api: recall_block(api, turn))
         if block:
             body["messages"] = with_memory(messages, block)
         if model:
             body["model"] = model_map().get(model, model)
 
-        response = await self.send(self.upstream_request("POST", "/chat/completions", json=body))
+        response = await self.send(client, "/chat/completions", body, stream=stream)
         if isinstance(response, Response):
             return response
         answer = Answer()
-        later = BackgroundTask(store_later, token, turn, answer) if store else None
+        later = BackgroundTask(store_later, request.scope, turn, answer) if store else None
 
-        if response.status_code >= 400 or not stream:
-            try:
-                content = await response.aread()
-            except httpx2.TimeoutException:
-                return openai_error(
-                    504,
-                    "The upstream model server did not answer in time.",
-                    "UPSTREAM_TIMEOUT",
-                    "timeout",
-                )
-            finally:
-                await response.aclose()
-            if response.status_code >= 400:
-                return upstream_error(response.status_code, content)
-            answer.read_completion(content)
+        if not stream:
+            answer.read_completion(response.content)
             return Response(
-                content, response.status_code, passed_headers(response), background=later
+                response.content, response.status_code, passed_headers(response), background=later
             )
 
         async def passthrough() -> AsyncIterator[bytes]:

@@ -41,7 +41,6 @@ class MemoryAppASGI:
             if message["type"] == "lifespan.startup":
                 try:
                     await self.mcp.start()
-                    await self.proxy.start()
                 except Exception as exc:
                     logger.exception("memoryapp could not start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})

@@ -176,7 +176,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    # httpx2 (under the openai SDK) logs every request it sends at INFO.
+    "loggers": {"pgserver": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
 # Memory behaviour.

@@ -10,7 +10,8 @@ dimensions and normalises the result, so texts that share words or Chinese
 characters are close. It is deterministic across processes and machines.
 
 ``openai`` calls any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI,
-Ollama, vLLM…) in batches, with a timeout and retries with backoff.
+Ollama, vLLM…) in batches through the ``openai`` SDK, with its retries with
+backoff, each batch within a deadline (``memories.openai_sdk``).
 ``sentence-transformers`` runs a local model when that optional extra is
 installed (``pip install memoryapp[sentence-transformers]``).
 ``model2vec`` runs a static multilingual sentence-embedding model on the CPU,
@@ -24,7 +25,6 @@ the memory (it is embedded later by ``manage.py embed_memories``).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import os
@@ -39,12 +39,13 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import openai
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Model, QuerySet
 
-from memories import http
+from memories.openai_sdk import Endpoint
 from memories.textsearch import is_stopword, terms
 
 logger = logging.getLogger(__name__)
@@ -125,12 +126,9 @@ def _check_dimensions(vectors: list[list[float]], dimensions: int, model_name: s
             )
 
 
-# Statuses worth another try: rate limited, or the server failing for a moment.
-_RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
-
-
 class OpenAIEmbedding:
-    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint."""
+    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, through the ``openai``
+    SDK: its retries with backoff (``max_retries``), all within ``timeout`` seconds a batch."""
 
     def __init__(
         self,
@@ -142,16 +140,14 @@ class OpenAIEmbedding:
         timeout: float,
         batch_size: int,
         max_retries: int,
-        backoff_seconds: float = 0.5,
     ):
+        self.endpoint = Endpoint(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max(0, max_retries)
+        )
         self.url = base_url.rstrip("/") + "/embeddings"
-        self.api_key = api_key
         self.model_name = model
         self.dimensions = dimensions
-        self.timeout = timeout
         self.batch_size = max(1, batch_size)
-        self.max_retries = max(0, max_retries)
-        self.backoff_seconds = backoff_seconds
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -161,49 +157,36 @@ class OpenAIEmbedding:
         return vectors
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        body: dict[str, Any] = {"model": self.model_name, "input": texts}
         # OpenAI's text-embedding-3 models shorten their vectors on request; others refuse it.
-        if self.model_name.startswith("text-embedding-3"):
-            body["dimensions"] = self.dimensions
-        payload = self._post(body)
+        shorten = self.model_name.startswith("text-embedding-3")
         try:
-            rows = sorted(payload["data"], key=lambda row: row["index"])
-            vectors = [[float(value) for value in row["embedding"]] for row in rows]
-        except (KeyError, TypeError, ValueError) as exc:
+            with self.endpoint.call() as client:
+                answer = client.embeddings.create(
+                    model=self.model_name,
+                    input=texts,
+                    dimensions=self.dimensions if shorten else openai.omit,
+                    # The SDK asks for base64 otherwise, which Ollama and others do not offer.
+                    encoding_format="float",
+                    extra_headers=self.endpoint.headers,
+                )
+            rows = sorted(answer.data, key=lambda row: row.index)
+            vectors = [[float(value) for value in row.embedding] for row in rows]
+        except openai.APITimeoutError as exc:
+            raise EmbeddingError(
+                f"{self.url} failed: timed out after {self.endpoint.timeout:g} s"
+            ) from exc
+        except openai.APIStatusError as exc:
+            raise EmbeddingError(f"{self.url} failed: HTTP {exc.status_code}") from exc
+        except openai.APIConnectionError as exc:
+            reason = exc.__cause__ or exc
+            raise EmbeddingError(f"{self.url} failed: {reason}") from exc
+        except (openai.OpenAIError, AttributeError, TypeError, ValueError) as exc:
             raise EmbeddingError(f"Unexpected answer from {self.url}: {exc!r}") from exc
         if len(vectors) != len(texts):
             raise EmbeddingError(
                 f"{self.url} returned {len(vectors)} vectors for {len(texts)} texts."
             )
         return vectors
-
-    def _post(self, body: dict[str, Any]) -> Any:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        data = json.dumps(body).encode()
-        last_error = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff_seconds * 2 ** (attempt - 1))
-            try:
-                # The timeout is a deadline for the whole request, not for each read.
-                answer = http.post(self.url, data, headers, timeout=self.timeout)
-            except http.DeadlineExceeded:
-                last_error = f"timed out after {self.timeout:g} s"
-            except OSError as exc:  # URLError, and socket errors while reading
-                last_error = str(getattr(exc, "reason", exc)) or type(exc).__name__
-            else:
-                if answer.status < 400:
-                    try:
-                        return json.loads(answer.body)
-                    except ValueError as exc:
-                        raise EmbeddingError(f"{self.url} did not answer JSON.") from exc
-                last_error = f"HTTP {answer.status}"
-                if answer.status not in _RETRY_STATUSES:
-                    break
-            logger.warning("Embedding request to %s failed (%s)", self.url, last_error)
-        raise EmbeddingError(f"{self.url} failed: {last_error}")
 
 
 class SentenceTransformerEmbedding:

@@ -75,16 +75,14 @@ class FakeUpstream:
                 pass
 
             def do_GET(self) -> None:
-                upstream.requests.append({"path": self.path, "headers": dict(self.headers)})
+                upstream.requests.append({"path": self.path, "headers": self.headers})
                 self._json(200, {"object": "list", "data": [{"id": "llama3", "object": "model"}]})
 
             def do_POST(self) -> None:
                 upstream.received_at.append(time.perf_counter())
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length))
-                upstream.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body}
-                )
+                upstream.requests.append({"path": self.path, "headers": self.headers, "body": body})
                 if upstream.delay and not body.get("stream"):
                     time.sleep(upstream.delay)
                 if upstream.status >= 400:

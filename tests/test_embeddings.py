@@ -41,7 +41,7 @@ class FakeEmbeddings:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append({"path": self.path, "headers": dict(self.headers), **body})
+                fake.requests.append({"path": self.path, "headers": self.headers, **body})
                 time.sleep(fake.delay)
                 if fake.failures_left or fake.status != 200:
                     fake.failures_left = max(fake.failures_left - 1, 0)
@@ -87,10 +87,9 @@ def openai(fake: FakeEmbeddings, **overrides: Any) -> OpenAIEmbedding:
         "api_key": "sk-test",
         "model": "text-embedding-3-small",
         "dimensions": 384,
-        "timeout": 2.0,
+        "timeout": 5.0,
         "batch_size": 2,
         "max_retries": 2,
-        "backoff_seconds": 0.01,
         **overrides,
     }
     return OpenAIEmbedding(**options)
@@ -147,14 +146,34 @@ def test_openai_provider_does_not_retry_a_bad_request(fake):
     assert len(fake.requests) == 1
 
 
-def test_openai_provider_times_out(fake):
+def test_openai_provider_times_out_once_for_the_whole_call(fake):
+    """The timeout is the call's, retries included: a retry after it would end later."""
     fake.delay = 0.5
 
     started = time.monotonic()
-    with pytest.raises(EmbeddingError):
-        openai(fake, timeout=0.1, max_retries=1).embed(["hello"])
-    assert time.monotonic() - started < 2
-    assert len(fake.requests) == 2
+    with pytest.raises(EmbeddingError, match=r"timed out after 0\.2 s"):
+        openai(fake, timeout=0.2, max_retries=3).embed(["hello"])
+    assert time.monotonic() - started < 0.2 + 0.3
+    assert len(fake.requests) == 1
+
+
+def test_openai_provider_retries_end_by_the_deadline(fake):
+    """The SDK's backoff (0.5 s, 1 s, 2 s…) is cut short at the deadline, and no retry
+    starts after it."""
+    fake.status = 503
+
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match=r"timed out after 1\.2 s"):
+        openai(fake, timeout=1.2, max_retries=10).embed(["hello"])
+    assert time.monotonic() - started < 1.2 + 0.3
+    assert 2 <= len(fake.requests) <= 3
+
+
+def test_openai_provider_without_a_key_sends_no_authorization(fake):
+    openai(fake, api_key="").embed(["hello"])
+
+    assert "Authorization" not in fake.requests[0]["headers"]
+    assert fake.requests[0]["encoding_format"] == "float"
 
 
 def test_openai_provider_refuses_the_wrong_dimension(fake):

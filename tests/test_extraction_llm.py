@@ -184,6 +184,27 @@ def test_timeout(llm_server: FakeOpenAI) -> None:
         extractor.extract(MESSAGES)
 
 
+@pytest.mark.django_db
+def test_a_failing_endpoint_is_asked_once_a_run_the_runs_backoff_retries(
+    alice: Any, llm_server: FakeOpenAI
+) -> None:
+    """One retry layer: the SDK does not retry the extractor's call, the run's schedule does."""
+    llm_server.status = 503
+    conversation = conversation_with(alice, ("user", "I prefer Vue over React for the frontend"))
+    run = ExtractionRun.objects.create(conversation=conversation, trigger="manual", extractor="llm")
+
+    failed = execute_run(run.pk)
+
+    assert failed.status == RunStatus.FAILED and "HTTP 503" in failed.error
+    assert len(llm_server.requests) == 1
+    assert Schedule.objects.filter(name=retry_schedule_name(run.pk)).exists()
+
+
+def test_no_key_no_authorization_header(llm_server: FakeOpenAI) -> None:
+    LlmExtractor(url=llm_server.url, model="m", timeout=1.0).extract(MESSAGES)
+    assert llm_server.requests[0]["auth"] is None
+
+
 def test_unreachable_endpoint() -> None:
     extractor = LlmExtractor(url="http://127.0.0.1:9/v1", model="m", timeout=0.5)
     with pytest.raises(ExtractionFailed, match="could not be reached"):

@@ -4,6 +4,7 @@ whole request (connecting, sending, waiting and reading), not per read of the so
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ import pytest
 from conversations.extraction import ExtractionFailed, WindowMessage
 from conversations.extraction.llm import LlmExtractor
 from memories.embeddings import EmbeddingError, OpenAIEmbedding
+from memories.openai_sdk import Endpoint
 
 DEADLINE = 2.0
 TRICKLED = 6
@@ -111,3 +113,20 @@ def test_the_embedding_call_stops_at_its_deadline(trickle: Trickle) -> None:
     with pytest.raises(EmbeddingError, match="timed out"):
         provider.embed(["mango tea"])
     assert time.monotonic() - started < DEADLINE + 1.5
+
+
+def test_a_forked_process_makes_its_own_clients() -> None:
+    """The worker forks: a child must not share the parent's pooled connections."""
+    endpoint = Endpoint(base_url="http://127.0.0.1:9/v1", api_key="", timeout=1.0)
+    with endpoint.call() as parent_client:
+        pass
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answers whether it got a client of its own
+        with endpoint.call() as child_client:
+            os.write(write, b"own" if child_client is not parent_client else b"shared")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 10) == b"own"
+    with endpoint.call() as again:
+        assert again is parent_client  # one client per endpoint in a process

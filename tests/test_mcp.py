@@ -29,11 +29,11 @@ def secret_for(user: Any) -> str:
     return ApiToken.issue(user=user, name="Claude Desktop")[1]
 
 
-def with_session(url: str, secret: str, steps: Any) -> Any:
+def with_session(url: str, secret: str, steps: Any, **extra_headers: str) -> Any:
     """Run ``steps(session)`` in an initialized MCP client session sending ``secret``."""
 
     async def main() -> Any:
-        headers = {"Authorization": f"Bearer {secret}"}
+        headers = {"Authorization": f"Bearer {secret}", **extra_headers}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=30) as http,
             streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
@@ -122,6 +122,16 @@ def test_every_tool_round_trip(server, alice):
     # The API token is the actor in the memory's history.
     labels = set(Memory.objects.get(pk=memory_id).events.values_list("actor_label", flat=True))
     assert labels == {"API token “Claude Desktop”"}
+
+
+def test_replies_in_the_callers_language(server, alice):
+    result = with_session(
+        server,
+        secret_for(alice),
+        lambda s: s.call_tool("remember", {"text": "I prefer tabs"}),
+        **{"Accept-Language": "zh-CN,zh;q=0.9"},
+    )
+    assert text(result) == "已记住：“I prefer tabs”。"
 
 
 def test_memory_off(server, alice):

@@ -259,6 +259,25 @@ def test_temporary_and_memory_off_skip_injection_and_storage(server, upstream, a
     assert not Conversation.objects.exists()
 
 
+def test_privacy_pause_recalls_and_stores_nothing(server, upstream, alice):
+    remember(alice, "Prefers tabs over spaces in Python code")
+    MemorySettings.for_user(alice).pause(None)
+    client(server, alice).chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "Tabs for Python code?"}]
+    )
+    assert upstream.requests[-1]["body"]["messages"][0]["role"] == "user"
+    time.sleep(0.3)
+    assert not Conversation.objects.exists()
+
+
+def test_slash_command_answered_in_the_callers_language(server, upstream, alice):
+    chat = client(server, alice, **{"Accept-Language": "zh-CN,zh;q=0.9"})
+    answer = chat.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "/remember I prefer tabs"}]
+    )
+    assert answer.choices[0].message.content == "已记住：“I prefer tabs”。"
+
+
 def test_bad_token_and_bad_body(server, upstream, alice):
     bad = openai.OpenAI(base_url=f"{server}/v1", api_key="mem_wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError) as raised:
@@ -279,3 +298,74 @@ def test_bad_token_and_bad_body(server, upstream, alice):
 def test_models_lists_upstream_models_and_mapped_names(server, upstream, alice):
     models = client(server, alice).models.list()
     assert [model.id for model in models.data] == ["llama3", "gpt-4o"]
+
+
+def test_the_answer_passes_byte_for_byte_unknown_fields_included(server, upstream, alice):
+    upstream.body = {
+        "id": "chatcmpl-vendor",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}}],
+        "x_vendor": {"reasoning": "…", "cost": 0.001},
+    }
+
+    secret = ApiToken.issue(user=alice, name="curl")[1]
+    response = httpx2.post(
+        f"{server}/v1/chat/completions",
+        json={"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+        headers={"Authorization": f"Bearer {secret}"},
+    )
+
+    assert response.status_code == 200
+    assert response.content == json.dumps(upstream.body).encode()
+    assert response.headers["content-type"] == "application/json"
+
+
+def test_streamed_events_pass_unchanged_as_they_come(server, upstream, alice):
+    upstream.delay = 0.4  # between events: five events take 2 s to send
+    secret = ApiToken.issue(user=alice, name="curl")[1]
+    body = {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    arrivals: list[float] = []
+    received = b""
+    started = time.perf_counter()
+    with httpx2.stream(
+        "POST",
+        f"{server}/v1/chat/completions",
+        json=body,
+        headers={"Authorization": f"Bearer {secret}"},
+        timeout=10,
+    ) as response:
+        for chunk in response.iter_raw():
+            arrivals.append(time.perf_counter() - started)
+            received += chunk
+
+    expected = b"".join(
+        f"data: {event}\n\n".encode() for event in upstream.events({**body, "model": "llama3"})
+    )
+    assert received == expected
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert arrivals[0] < 1.0 < arrivals[-1]  # the first event long before the last
+
+
+def test_no_upstream_key_no_authorization(server, upstream, alice, settings):
+    settings.MEMORY_PROXY_UPSTREAM_API_KEY = ""
+    client(server, alice).chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert "Authorization" not in upstream.requests[-1]["headers"]
+    assert upstream.requests[-1]["headers"]["Accept-Encoding"] == "identity"
+
+
+def test_upstream_unreachable_502_and_none_503(server, upstream, alice, settings):
+    settings.MEMORY_PROXY_UPSTREAM_URL = "http://127.0.0.1:9/v1"
+    with pytest.raises(openai.APIStatusError) as raised:
+        client(server, alice).chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert raised.value.status_code == 502
+    assert raised.value.body["code"] == "UPSTREAM_UNAVAILABLE"
+
+    settings.MEMORY_PROXY_UPSTREAM_URL = ""
+    with pytest.raises(openai.APIStatusError) as raised:
+        client(server, alice).models.list()
+    assert raised.value.status_code == 503
+    assert raised.value.body["code"] == "PROXY_NOT_CONFIGURED"

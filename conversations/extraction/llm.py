@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
 from datetime import date
 from typing import Any
 
+import openai
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage
 from conversations.extraction.topics import find_topic
-from memories import http
 from memories.models import KIND_ALIASES, Kind
+from memories.openai_sdk import Endpoint
 from memories.sensitive import redact
 
 SYSTEM_PROMPT = """You extract long-term memories from a conversation. The participants are listed
@@ -239,10 +239,10 @@ class LlmExtractor:
     name = "llm"
 
     def __init__(self, *, url: str, model: str, api_key: str = "", timeout: float = 60.0):
-        self.url = url.rstrip("/") + "/chat/completions"
+        # No retries in the SDK: a failed run is retried by the app's backoff
+        # (runs._record_failure), the one retry layer of extraction.
+        self.endpoint = Endpoint(base_url=url, api_key=api_key, timeout=timeout, max_retries=0)
         self.model = model
-        self.api_key = api_key
-        self.timeout = timeout
 
     @classmethod
     def from_settings(cls) -> LlmExtractor:
@@ -265,32 +265,30 @@ class LlmExtractor:
         return "\n".join(lines)
 
     def _complete(self, prompt: str) -> str:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "messages": [
-                    {"role": "system", "content": SYSTEM_PROMPT},
-                    {"role": "user", "content": prompt},
-                ],
-            }
-        ).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
         try:
-            answer = http.post(self.url, body, headers, timeout=self.timeout)
-        except OSError as exc:
-            # A deadline passed, or the socket's own timeout while connecting.
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            if isinstance(reason, TimeoutError):
-                raise ExtractionFailed(
-                    f"The LLM endpoint did not answer within {self.timeout:g} s."
-                ) from exc
+            with self.endpoint.call() as client:
+                # The raw answer: read leniently below, and kept whole when it is not one.
+                answer = client.chat.completions.with_raw_response.create(
+                    model=self.model,
+                    temperature=0,
+                    messages=[
+                        {"role": "system", "content": SYSTEM_PROMPT},
+                        {"role": "user", "content": prompt},
+                    ],
+                    extra_headers=self.endpoint.headers,
+                )
+        except openai.APITimeoutError as exc:
+            raise ExtractionFailed(
+                f"The LLM endpoint did not answer within {self.endpoint.timeout:g} s."
+            ) from exc
+        except openai.APIStatusError as exc:
+            raise ExtractionFailed(
+                f"The LLM endpoint answered HTTP {exc.status_code}.", exc.response.text
+            ) from exc
+        except openai.APIConnectionError as exc:
+            reason = exc.__cause__ or exc
             raise ExtractionFailed(f"The LLM endpoint could not be reached: {reason}.") from exc
-        raw = answer.body.decode("utf-8", errors="replace")
-        if answer.status >= 400:
-            raise ExtractionFailed(f"The LLM endpoint answered HTTP {answer.status}.", raw)
+        raw = answer.http_response.text
         try:
             return str(json.loads(raw)["choices"][0]["message"]["content"] or "")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
