@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
-from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.contrib.postgres.search import SearchQuery
 from django.db.models import Case, Count, F, FloatField, Q, Value, When
 from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
@@ -57,8 +57,16 @@ if TYPE_CHECKING:
 PAGE_SIZE = 20
 # A search lists at most this many memories found by meaning alone (besides its word matches).
 SIMILAR_MATCHES = 20
-# The word matches ranked as recall ranks them (the rest follow).
+# The word matches ranked as recall ranks them (the rest follow, newest first).
 KEYWORD_MATCHES = 200
+# BM25 scores at most this many matches (of the rarest words, as far as statistics tell;
+# then those holding every word, the newest): a common word can match thousands.
+MAX_MATCH_ROWS = 2000
+# Meaning is searched only when the words found fewer than this many memories, over at most
+# this many candidates ranked exactly (more go through the vector index): it is how a
+# misspelling, or the same thing in other words, is still found.
+FEW_WORD_MATCHES = PAGE_SIZE
+EXACT_VECTOR_LIMIT = 2000
 
 STATES: dict[str, Any] = {
     "active": _("Active"),
@@ -108,13 +116,28 @@ class SearchMatch:
         # Any word typed matches (the last as a prefix); the ranking says which match best.
         query = tsquery(text, prefix=True, match_all=False)
         words = SearchQuery(query, search_type="raw", config=SEARCH_CONFIG) if query else None
-        similar, degraded = similar_memories(
-            memories,
-            text,
-            limit=SIMILAR_MATCHES,
-            min_similarity=settings.MEMORY_SEARCH_MIN_SIMILARITY,
+        keyword = (
+            keyword_hits(
+                memories,
+                text,
+                KEYWORD_MATCHES,
+                max_rows=MAX_MATCH_ROWS,
+                as_typed=True,
+                max_hits=MAX_MATCH_ROWS,
+            )
+            if words is not None
+            else []
         )
-        keyword = keyword_hits(memories, text, KEYWORD_MATCHES) if words is not None else []
+        similar: list[tuple[int, float]] = []
+        degraded = None
+        if len(keyword) < FEW_WORD_MATCHES:
+            similar, degraded = similar_memories(
+                memories,
+                text,
+                limit=SIMILAR_MATCHES,
+                min_similarity=settings.MEMORY_SEARCH_MIN_SIMILARITY,
+                exact_limit=EXACT_VECTOR_LIMIT,
+            )
         return cls(
             words,
             tuple(memory_id for memory_id, _similarity in similar),
@@ -139,8 +162,9 @@ class SearchMatch:
 
     def best_first(self, memories: MemoryQuerySet) -> MemoryQuerySet:
         """``memories`` (matches of this search) ordered as recall fuses its lists: reciprocal
-        rank fusion of the rank by the words (BM25, ``retrieval.keyword_hits``; a word
-        matched only as the prefix being typed comes after those) and by meaning."""
+        rank fusion of the rank by the words (BM25, ``retrieval.keyword_hits``, the word
+        being typed as a prefix) and by meaning; the matches neither ranked follow, newest
+        first."""
         relevance: Any = Case(
             *(
                 When(pk=pk, then=Value(KEYWORD_WEIGHT / (RRF_K + n)))
@@ -156,20 +180,6 @@ class SearchMatch:
             default=Value(0.0),
             output_field=FloatField(),
         )
-        if self.words is not None:
-            # Prefix matches outside the ranked words: after them, by ts_rank_cd.
-            after = KEYWORD_WEIGHT / (RRF_K + len(self.keyword) + 1)
-            relevance += Case(
-                When(pk__in=self.keyword, then=Value(0.0)),
-                When(
-                    search_vector=self.words,
-                    then=after
-                    * SearchRank(F("search_vector"), self.words, cover_density=True)
-                    / (1 + SearchRank(F("search_vector"), self.words, cover_density=True)),
-                ),
-                default=Value(0.0),
-                output_field=FloatField(),
-            )
         return memories.annotate(relevance=relevance).order_by(
             F("relevance").desc(), F("id").desc()
         )
