@@ -357,9 +357,24 @@ def test_an_open_panel_keeps_its_button_in_the_toolbar_row(
                     content = page.locator(f"{panel} > summary + *").bounding_box()
                     assert content["y"] > tops[0] + buttons.first.bounding_box()["height"]
                     save_screenshot(page, f"settings-memories-{width}-{language}-{scheme}-{name}")
+                    # A setting's long help text never squeezes its checkbox.
+                    boxes = page.locator(f"{panel} .switch input").all()
+                    assert len({round(box.bounding_box()["width"]) for box in boxes}) <= 1
                     page.locator(f"{panel} > summary").click()
                 assert page.evaluate("document.documentElement.scrollWidth") <= width
+                # The faded line's words never run under the notice's Dismiss.
+                assert not page.evaluate(_OVERLAPS, [".notice-dismiss button", ".notice-faded"])
                 context.close()
+
+
+# Whether the box of the first selector's element meets a line box of the second's text.
+_OVERLAPS = """([first, second]) => {
+  const a = document.querySelector(first).getBoundingClientRect();
+  const range = document.createRange();
+  range.selectNodeContents(document.querySelector(second));
+  return Array.from(range.getClientRects()).some((b) =>
+    b.width > 0 && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom);
+}"""
 
 
 def test_the_memory_off_banner_opens_and_shows_the_settings(
