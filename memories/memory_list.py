@@ -59,8 +59,9 @@ PAGE_SIZE = 20
 SIMILAR_MATCHES = 20
 # The word matches ranked as recall ranks them (the rest follow, newest first).
 KEYWORD_MATCHES = 200
-# BM25 scores at most this many matches (of the rarest words, as far as statistics tell;
-# then those holding every word, the newest): a common word can match thousands.
+# BM25 scores at most this many matches (those holding every word first, then the newest):
+# a common word can match thousands. Not fewer words instead (recall's ``max_rows``): among
+# a million memories statistics would leave one word of a few to rank the matches by.
 MAX_MATCH_ROWS = 2000
 # Meaning is searched only when the words found fewer than this many memories, over at most
 # this many candidates ranked exactly (more go through the vector index): it is how a
@@ -121,7 +122,6 @@ class SearchMatch:
                 memories,
                 text,
                 KEYWORD_MATCHES,
-                max_rows=MAX_MATCH_ROWS,
                 as_typed=True,
                 max_hits=MAX_MATCH_ROWS,
             )
