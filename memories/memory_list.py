@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Case, Count, F, FloatField, Q, Value, When
+from django.db.models import BigIntegerField, Count, F, FloatField, Func, Q, Value
+from django.db.models.functions import Coalesce
 from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils import timezone
@@ -163,24 +165,25 @@ class SearchMatch:
         rank fusion of the rank by the words (BM25, ``retrieval.keyword_hits``, the word
         being typed as a prefix) and by meaning; the matches neither ranked follow, newest
         first."""
-        relevance: Any = Case(
-            *(
-                When(pk=pk, then=Value(KEYWORD_WEIGHT / (RRF_K + n)))
-                for n, pk in enumerate(self.keyword, 1)
-            ),
-            default=Value(0.0),
-            output_field=FloatField(),
-        ) + Case(
-            *(
-                When(pk=pk, then=Value(VECTOR_WEIGHT / (RRF_K + n)))
-                for n, pk in enumerate(self.similar, 1)
-            ),
-            default=Value(0.0),
-            output_field=FloatField(),
-        )
+        relevance = _fused(self.keyword, KEYWORD_WEIGHT) + _fused(self.similar, VECTOR_WEIGHT)
         return memories.annotate(relevance=relevance).order_by(
             F("relevance").desc(), F("id").desc()
         )
+
+
+def _fused(ranked: Sequence[int], weight: float) -> Any:
+    """A memory's share of reciprocal rank fusion from one list: ``weight / (RRF_K + rank)``
+    when ``ranked`` holds it, else 0. One array_position, not a CASE of a WHEN for each id:
+    Django took 11 ms to build and compile one of 200, on every search."""
+    if not ranked:
+        return Value(0.0)
+    rank = Func(
+        Value(list(ranked), output_field=ArrayField(BigIntegerField())),
+        F("id"),
+        function="array_position",
+        output_field=FloatField(),
+    )
+    return Coalesce(Value(weight) / (Value(float(RRF_K)) + rank), Value(0.0))
 
 
 def _highlight_pattern(text: str) -> re.Pattern[str] | None:
