@@ -68,6 +68,7 @@ from memories.textsearch import (
     expansions,
     is_cjk,
     search_document,
+    search_terms,
 )
 from teams.models import Project
 from teams.permissions import projects_readable_by
@@ -298,7 +299,7 @@ class QueryTerm:
 
 
 def _query_terms(
-    text: str, table: str = MEMORY_TABLE, max_rows: int | None = None
+    text: str, table: str = MEMORY_TABLE, max_rows: int | None = None, as_typed: bool = False
 ) -> list[QueryTerm]:
     """The terms to search for ``text``: its rarest, at most MAX_QUERY_TERMS, and together in
     at most MAX_MATCH_SHARE of memories (as far as statistics tell), then the rarest
@@ -306,6 +307,9 @@ def _query_terms(
 
     ``max_rows``: the rows all the terms, expansions included, may match together (as far
     as statistics tell) however large the table: BM25's cost grows with its matches.
+    ``as_typed``: a search box's text, as ``textsearch.tsquery(prefix=True)`` matches it: its
+    last word a prefix, and no concept's other words (they would rank memories the box's
+    words do not match, at the cost of their matches).
 
     Terms in more than MAX_TERM_SHARE of memories are left out unless nothing
     else is left; among equally rare terms the ones said last (the new message
@@ -316,6 +320,8 @@ def _query_terms(
     rows = _query_lexemes(text)
     # The last said first: they win among equals.
     lexemes = [lexeme for lexeme, expanded in rows if not expanded]
+    typed = search_terms(text)
+    prefix = lexemes[0] if as_typed and lexemes and not is_cjk(typed[-1]) else None
     statistics = table_statistics(table)
 
     def share(lexeme: str) -> float:
@@ -336,13 +342,13 @@ def _query_terms(
     extra = [
         lexeme
         for lexeme in dict.fromkeys(lexeme for lexeme, expanded in rows if expanded)
-        if lexeme not in lexemes and lexeme not in statistics.common_lexemes
+        if lexeme not in lexemes and lexeme not in statistics.common_lexemes and not as_typed
     ]
     if max_rows is not None:
         extra = _within(
             extra[:MAX_EXPANSION_TERMS], share, max_rows / statistics.rows - matched_share
         )
-    return [_query_term(lexeme) for lexeme in kept] + [
+    return [_query_term(lexeme, prefix=lexeme == prefix) for lexeme in kept] + [
         _query_term(lexeme, EXPANSION_WEIGHT) for lexeme in extra[:MAX_EXPANSION_TERMS]
     ]
 
@@ -357,8 +363,10 @@ def _query_lexemes(text: str) -> list[tuple[str, bool]]:
         return cached
     with connection.cursor() as cursor:
         cursor.execute(
-            # The query's words last said first, the concepts' words in their order.
-            "SELECT lexeme, false, -positions[1] FROM unnest(to_tsvector(%s, %s)) "
+            # The query's words last said first (by their last time), the concepts' words
+            # in their order.
+            "SELECT lexeme, false, -positions[cardinality(positions)] "
+            "FROM unnest(to_tsvector(%s, %s)) "
             "UNION ALL SELECT lexeme, true, positions[1] FROM unnest(to_tsvector(%s, %s)) "
             "ORDER BY 2, 3",
             [
@@ -386,10 +394,10 @@ def _within(lexemes: list[str], share: Callable[[str], float], room: float) -> l
     return kept
 
 
-def _query_term(lexeme: str, weight: float = 1.0) -> QueryTerm:
+def _query_term(lexeme: str, weight: float = 1.0, prefix: bool = False) -> QueryTerm:
     # A lone CJK character stays a prefix, as in textsearch.tsquery.
-    prefix = ":*" if len(lexeme) == 1 and is_cjk(lexeme) else ""
-    return QueryTerm(f"'{lexeme}'{prefix}", weight)
+    prefix = prefix or (len(lexeme) == 1 and is_cjk(lexeme))
+    return QueryTerm(f"'{lexeme}'{':*' if prefix else ''}", weight)
 
 
 def member_project_ids(user: User) -> list[int]:
@@ -409,6 +417,9 @@ def keyword_sql(
     access: Sequence[str] = (),
     corpus: tuple[int, float] | None = None,
     max_rows: int | None = None,
+    *,
+    as_typed: bool = False,
+    max_hits: int | None = None,
 ) -> tuple[str, list[Any]] | None:
     """SQL and parameters of (id, BM25 score) of the memories matching any term of ``text``,
     best first, ties by id; None if there is nothing to match.
@@ -428,9 +439,13 @@ def keyword_sql(
     keeps them there: the planner cannot know that the lexemes already select the caller's
     rows, and would also scan an owner index for them, which for a large user (100,000
     entries) costs more than the rest of the search.
+
+    ``max_rows`` and ``as_typed``: as ``_query_terms``. ``max_hits``: BM25 scores at most
+    this many matches, whatever the statistics said of the terms: those holding every term
+    first, then the newest (one test of each match, where BM25 makes one for every term).
     """
     table_name = memories.model._meta.db_table
-    terms = _query_terms(text, table_name, max_rows)
+    terms = _query_terms(text, table_name, max_rows, as_typed)
     if not terms:
         return None
     any_term = " | ".join(term.tsquery for term in terms)
@@ -455,8 +470,17 @@ def keyword_sql(
     if not found:  # Never silently search without the match condition.
         raise RuntimeError(f"No FROM {table} in the candidates' SQL: {pool_sql}")
     pool_sql = f"{select} FROM {source} {rest}"
+    params = [*source_params, *pool_params]
+    if max_hits is not None:
+        # OFFSET 0: the matches are found through the search index, then the best kept;
+        # else the planner may walk the id index backwards, testing every row on the way.
+        pool_sql = (
+            f"SELECT * FROM ({pool_sql} OFFSET 0) AS matched "
+            "ORDER BY search_vector @@ to_tsquery('simple', %s) DESC, id DESC LIMIT %s"
+        )
+        params += [" & ".join(term.tsquery for term in terms), max_hits]
     size, average_length = corpus or corpus_statistics(memories)
-    return bm25_sql(pool_sql, [*source_params, *pool_params], terms, size, average_length, limit)
+    return bm25_sql(pool_sql, params, terms, size, average_length, limit)
 
 
 def bm25_sql(
@@ -477,7 +501,9 @@ def bm25_sql(
     computed once (``idf``) from one aggregate over the matches, not by window functions
     for every row: 12 terms' ln() over 5,200 matches were 22 of a search's 57 ms. The sum
     is rounded (``TIE_DIGITS``): numerics summed equal scores exactly, and float8 summing
-    them in another order differed in the last bit, so such ties no longer broke by id."""
+    them in another order differed in the last bit, so such ties no longer broke by id.
+    ``idf`` is MATERIALIZED: the planner, guessing one match, otherwise joined each match
+    with the idf's aggregate recomputed over all of them (2,400 matches: 500 ms)."""
     count = range(len(terms))
     queries = ", ".join(f"to_tsquery('simple', %s) AS q{n}" for n in count)
     matched = ", ".join(f"(search_vector @@ q{n})::int AS m{n}" for n in count)
@@ -497,7 +523,8 @@ def bm25_sql(
         "WITH hit AS MATERIALIZED ("
         f"SELECT id, length(search_vector)::float8 AS length, {matched} "
         f"FROM (SELECT {queries} OFFSET 0) AS q, ({pool_sql}) AS hit), "
-        f"idf AS (SELECT {idf} FROM (SELECT count(*) AS hits, {frequencies} FROM hit) AS counted) "
+        f"idf AS MATERIALIZED (SELECT {idf} FROM "
+        f"(SELECT count(*) AS hits, {frequencies} FROM hit) AS counted) "
         f"SELECT id, round(({score}) * 1e{TIE_DIGITS}::float8) / 1e{TIE_DIGITS}::float8 "
         f"* {BM25_K1 + 1} / (1 + {norm}) AS rank FROM hit, idf "
         "ORDER BY rank DESC, id LIMIT %s",
@@ -554,8 +581,14 @@ def keyword_hits(
     limit: int,
     access: Sequence[str] = (),
     max_rows: int | None = None,
+    *,
+    as_typed: bool = False,
+    max_hits: int | None = None,
 ) -> list[tuple[int, float]]:
-    query = keyword_sql(memories, text, limit, access, max_rows=max_rows)
+    """(id, BM25 score) of the best ``limit`` matches of ``text``: see ``keyword_sql``."""
+    query = keyword_sql(
+        memories, text, limit, access, max_rows=max_rows, as_typed=as_typed, max_hits=max_hits
+    )
     if query is None:
         return []
     with connection.cursor() as cursor:

@@ -325,3 +325,71 @@ def test_screenshot_with_demo_data(
     page.reload()
     save_screenshot(page, "settings-memories-mobile")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_an_open_panel_keeps_its_button_in_the_toolbar_row(
+    browser: Any, live_server: Any, alice: Any, bob: Any, project: Any
+) -> None:
+    """At 390 px the open panel's button stays on the row of the others, the panel under them.
+    Screenshots of the page, panel open, in both languages and both themes, at both widths."""
+    _demo_memories(alice, bob, project)
+    for width, height in ((390, 844), (1280, 900)):
+        for language, locale in (("en", "en-US"), ("zh", "zh-CN")):
+            for scheme in ("light", "dark"):
+                context = browser.new_context(
+                    base_url=live_server.url,
+                    locale=locale,
+                    color_scheme=scheme,
+                    viewport={"width": width, "height": height},
+                )
+                page = context.new_page()
+                open_list(page, live_server, alice)
+                buttons = page.locator(".toolbar > details > summary")
+                expect(buttons).to_have_count(3)
+                for name, panel in (
+                    ("add", "details.add-memory"),
+                    ("settings", "#memory-settings-panel"),
+                ):
+                    page.locator(f"{panel} > summary").click()
+                    expect(page.locator(panel)).to_have_attribute("open", "")
+                    tops = [button.bounding_box()["y"] for button in buttons.all()]
+                    assert len(set(tops)) == 1, (width, panel, tops)
+                    content = page.locator(f"{panel} > summary + *").bounding_box()
+                    assert content["y"] > tops[0] + buttons.first.bounding_box()["height"]
+                    save_screenshot(page, f"settings-memories-{width}-{language}-{scheme}-{name}")
+                    # A setting's long help text never squeezes its checkbox.
+                    boxes = page.locator(f"{panel} .switch input").all()
+                    assert len({round(box.bounding_box()["width"]) for box in boxes}) <= 1
+                    page.locator(f"{panel} > summary").click()
+                assert page.evaluate("document.documentElement.scrollWidth") <= width
+                # The faded line's words never run under the notice's Dismiss.
+                assert not page.evaluate(_OVERLAPS, [".notice-dismiss button", ".notice-faded"])
+                context.close()
+
+
+# Whether the box of the first selector's element meets a line box of the second's text.
+_OVERLAPS = """([first, second]) => {
+  const a = document.querySelector(first).getBoundingClientRect();
+  const range = document.createRange();
+  range.selectNodeContents(document.querySelector(second));
+  return Array.from(range.getClientRects()).some((b) =>
+    b.width > 0 && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom);
+}"""
+
+
+def test_the_memory_off_banner_opens_and_shows_the_settings(
+    browser: Any, live_server: Any, alice: Any
+) -> None:
+    MemorySettings.objects.filter(user=alice).update(memory_enabled=False)
+    for javascript in (True, False):
+        context = browser.new_context(
+            base_url=live_server.url,
+            viewport={"width": 390, "height": 500},
+            java_script_enabled=javascript,
+        )
+        page = context.new_page()
+        open_list(page, live_server, alice)
+        page.locator("#memory-off-banner a", has_text="Turn memory on").click()
+        expect(page.locator("#memory-settings-panel")).to_have_attribute("open", "")
+        expect(page.get_by_label("Memory on")).to_be_in_viewport()
+        context.close()

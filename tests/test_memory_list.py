@@ -7,11 +7,14 @@ from typing import Any
 import pytest
 from django.http import QueryDict
 
+from memories import memory_list
 from memories.filters import MemoryFilters
 from memories.memory_list import SearchMatch, highlight
 from memories.models import Memory
+from memories.retrieval import keyword_hits
 from memories.services import memory_create
 from teams.models import Project
+from tests.recall_helpers import remember
 
 
 def test_filters_read_the_query_string_and_ignore_unknown_values() -> None:
@@ -74,3 +77,59 @@ def test_search_finds_english_prefixes_chinese_and_tags(alice: Any) -> None:
     assert found("releas") == {tagged.pk}
     assert found("coffee") == set()
     assert found("!!!") == set()
+
+
+@pytest.mark.django_db
+def test_the_word_being_typed_is_ranked_as_a_prefix_without_concepts(alice: Any) -> None:
+    short = memory_create(owner=alice, content="kubernetes")
+    wordy = memory_create(
+        owner=alice, content="the onboarding notes mention kubernetes among many other tools"
+    )
+    postgres = memory_create(owner=alice, content="postgres backups run nightly")
+    chinese = memory_create(owner=alice, content="数据库每晚备份")
+    teapot = memory_create(owner=alice, content="a teapot on the green shelf")
+    everything = Memory.objects.all()
+
+    def ranked(text: str, **options: Any) -> list[int]:
+        return [pk for pk, _score in keyword_hits(everything, text, 10, **options)]
+
+    # "kuber" is no word of any memory: as typed it is the start of one, ranked by BM25.
+    assert ranked("kuber") == []
+    assert ranked("kuber", as_typed=True) == [short.pk, wordy.pk]
+    assert SearchMatch.among(everything, "kuber").keyword == (short.pk, wordy.pk)
+    # The last word typed is the prefix, even when said before too.
+    assert teapot.pk in ranked("tea green tea", as_typed=True)
+    # A concept's other words rank what the box's words do not match: recall only.
+    assert ranked("数据库") == [chinese.pk, postgres.pk]
+    assert ranked("数据库", as_typed=True) == [chinese.pk]
+
+
+@pytest.mark.django_db
+def test_a_common_word_ranks_at_most_the_cap_and_the_best_matches_first(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory_list, "MAX_MATCH_ROWS", 5)
+    best = memory_create(owner=alice, content="oolong tea from Taiwan")
+    teas = [memory_create(owner=alice, content=f"tea number {n}") for n in range(12)]
+    everything = Memory.objects.all()
+    match = SearchMatch.among(everything, "tea oolong")
+    # Only 5 of the 13 matches were scored: the one holding both words, then the newest.
+    assert match.keyword[0] == best.pk
+    assert set(match.keyword) == {best.pk, *(memory.pk for memory in teas[-4:])}
+    # Every match is still listed, the best first and the unranked after, newest first.
+    listed = list(match.best_first(everything.filter(match.condition)).values_list("pk", flat=True))
+    assert listed[0] == best.pk and len(listed) == 13
+    assert listed[5:] == [memory.pk for memory in reversed(teas[:8])]
+
+
+@pytest.mark.django_db
+def test_meaning_is_searched_only_when_the_words_find_few(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory_list, "FEW_WORD_MATCHES", 2)
+    remember(alice, "The cluster uses kubernetes")
+    everything = Memory.objects.all()
+    assert SearchMatch.among(everything, "kubernetse").similar
+    for n in range(2):
+        memory_create(owner=alice, content=f"kubernetse note {n}")
+    assert SearchMatch.among(everything, "kubernetse").similar == ()
