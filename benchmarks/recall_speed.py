@@ -44,7 +44,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
-from memories import retrieval, side_connections  # noqa: E402
+from memories import side_connections, statistics_cache  # noqa: E402
 from memories.embeddings import get_provider, vector_literal  # noqa: E402
 from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS  # noqa: E402
 from memories.retrieval import (  # noqa: E402
@@ -411,7 +411,7 @@ def _without_side_connections() -> None:
 
 
 def _without_statistics_cache() -> None:
-    retrieval.STATISTICS_CACHE_SECONDS = 0.0
+    statistics_cache.SECONDS = 0.0
 
 
 # What --without turns off, so that each trick's A/B can be run again.

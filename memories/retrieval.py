@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django.conf import settings
@@ -61,6 +62,7 @@ from memories.models import (
     vector_bucket,
 )
 from memories.permissions import memories_visible_to
+from memories.statistics_cache import StatisticsCache
 from memories.textsearch import (
     ACCESS_DOCUMENT_SQL,
     ENGLISH_STOPWORDS,
@@ -132,9 +134,11 @@ TIE_DIGITS = 9
 # Candidate sets up to this size are counted for BM25; larger ones estimated.
 EXACT_CORPUS_LIMIT = 5000
 CORPUS_SAMPLE = 2000
-STATISTICS_CACHE_SECONDS = 300.0
 # By table: memories', and the others searched the same way (messages, recall.episodes).
-_statistics_cache: dict[str, tuple[float, TableStatistics]] = {}
+_table_statistics: StatisticsCache[str, TableStatistics] = StatisticsCache()
+# Planner estimates, and the average length of a sample of large candidate sets, by query.
+_estimates: StatisticsCache[tuple[str, str], int] = StatisticsCache()
+_sample_lengths: StatisticsCache[tuple[str, str], float] = StatisticsCache()
 MEMORY_TABLE = Memory._meta.db_table
 
 
@@ -247,10 +251,10 @@ class TableStatistics:
 def table_statistics(table: str = MEMORY_TABLE) -> TableStatistics:
     """Read at most every few minutes: they change slowly, and recall needs them every time.
     ``table``: one with a ``search_vector`` column (memories by default)."""
-    now = time.monotonic()
-    cached = _statistics_cache.get(table)
-    if cached is not None and now - cached[0] < STATISTICS_CACHE_SECONDS:
-        return cached[1]
+    return _table_statistics.get(table, partial(_read_table_statistics, table))
+
+
+def _read_table_statistics(table: str) -> TableStatistics:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.reltuples, s.most_common_elems::text::text[], s.most_common_elem_freqs "
@@ -274,15 +278,13 @@ def table_statistics(table: str = MEMORY_TABLE) -> TableStatistics:
     shares = dict(zip(row[1], row[2], strict=False)) if row and row[1] else {}
     least = max(MAX_TERM_SHARE, MIN_COMMON_ROWS / rows)
     common = {lexeme: share for lexeme, share in shares.items() if share > least}
-    statistics = TableStatistics(
+    return TableStatistics(
         rows=int(rows),
         common_lexemes=common,
         lexeme_shares=shares,
         untracked_share=min(shares.values(), default=0.0),
         bucket_vectors=bucket_vectors,
     )
-    _statistics_cache[table] = (now, statistics)
-    return statistics
 
 
 def common_lexemes() -> dict[str, float]:
@@ -546,26 +548,28 @@ def corpus_statistics(memories: QuerySet[Any, Any]) -> tuple[int, float]:
     if estimate <= EXACT_CORPUS_LIMIT:
         row = memories.aggregate(size=Count("pk"), length=Avg(Length("search_vector")))
         return int(row["size"] or 0), float(row["length"] or 0.0)
-    sql, params = memories.values("pk").query.sql_with_params()
-    key = (sql, repr([param for param in params if not isinstance(param, datetime)]))
-    now = time.monotonic()
-    cached = _corpus_cache.get(key)
-    if cached is not None and now - cached[0] < STATISTICS_CACHE_SECONDS:
-        return estimate, cached[1]
+    length = _sample_lengths.get(
+        _query_key(memories.values("pk")), partial(_sample_length, memories)
+    )
+    return estimate, length
+
+
+def _sample_length(memories: QuerySet[Any, Any]) -> float:
     sample = memories.values("search_vector")[:CORPUS_SAMPLE]
     with connection.cursor() as cursor:
         sample_sql, sample_params = sample.query.sql_with_params()
         cursor.execute(
             f"SELECT avg(length(search_vector)) FROM ({sample_sql}) AS sample", sample_params
         )
-        length = cursor.fetchone()[0]
-    if len(_corpus_cache) >= MAX_CACHED_ESTIMATES:
-        _corpus_cache.clear()
-    _corpus_cache[key] = (now, float(length or 0.0))
-    return estimate, float(length or 0.0)
+        return float(cursor.fetchone()[0] or 0.0)
 
 
-_corpus_cache: dict[tuple[str, str], tuple[float, float]] = {}
+def _query_key(queryset: QuerySet[Any, Any]) -> tuple[str, str]:
+    """A query's SQL and parameters, times left out: a user's searches ask for the same
+    candidates again and again, only at another time (``as_of``, now by default), which
+    hardly moves an estimate."""
+    sql, params = queryset.query.sql_with_params()
+    return sql, repr([param for param in params if not isinstance(param, datetime)])
 
 
 class Length(Func):
@@ -600,29 +604,15 @@ def embedded_with(memories: QuerySet[Any, Any], model_name: str) -> QuerySet[Any
     return memories.filter(embedding_model=model_name, embedding__isnull=False)
 
 
-# Planner estimates by query (its SQL and parameters, times left out), with when they were made.
-_estimates: dict[tuple[str, str], tuple[float, int]] = {}
-MAX_CACHED_ESTIMATES = 10_000
-
-
 def estimated_rows(queryset: QuerySet[Any, Any]) -> int:
-    """The planner's estimate of the rows ``queryset`` returns (planning only, no scan).
+    """The planner's estimate of the rows ``queryset`` returns (planning only, no scan), kept
+    as long as the table statistics."""
+    return _estimates.get(_query_key(queryset), partial(_planner_rows, queryset))
 
-    Kept as long as the table statistics: a user's searches ask for the same
-    candidates again and again, only at another time (``as_of``, now by default),
-    which hardly moves the estimate."""
-    sql, params = queryset.query.sql_with_params()
-    key = (sql, repr([param for param in params if not isinstance(param, datetime)]))
-    now = time.monotonic()
-    cached = _estimates.get(key)
-    if cached is not None and now - cached[0] < STATISTICS_CACHE_SECONDS:
-        return cached[1]
+
+def _planner_rows(queryset: QuerySet[Any, Any]) -> int:
     plan = queryset.explain(format="json")
-    rows = int(json.loads(plan)[0]["Plan"]["Plan Rows"])
-    if len(_estimates) >= MAX_CACHED_ESTIMATES:
-        _estimates.clear()
-    _estimates[key] = (now, rows)
-    return rows
+    return int(json.loads(plan)[0]["Plan"]["Plan Rows"])
 
 
 def vector_plan(embedded: QuerySet[Any, Any], exact_limit: int | None = None) -> tuple[str, int]:

@@ -10,6 +10,9 @@ Another connection cannot see what the caller's open transaction has written,
 so inside a transaction (``atomic``, and every test that runs inside one) the
 work runs at once on the caller's connection instead. ``MEMORY_SIDE_CONNECTIONS``
 = 0 does that always.
+
+A speed trick that earns its place: ``benchmarks/recall_speed.py --scale 1 --without
+side-connections`` measures the preview without it (figures in the commit that said so).
 """
 
 from __future__ import annotations

@@ -261,12 +261,12 @@ def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatc
     for n in range(40):
         remember(alice, f"Project meeting notes number {n}")
     target = remember(alice, "Project budget for the bridge")
-    monkeypatch.setattr(retrieval, "_statistics_cache", {})
+    retrieval._table_statistics.clear()
     assert len(retrieval.keyword_hits(candidates(alice), "project bridge", 100)) == 41
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memoryapp_memory")
-    monkeypatch.setattr(retrieval, "_statistics_cache", {})
+    retrieval._table_statistics.clear()
     # As if the table were large: here one row is already 2.4% of it.
     monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.5)
     monkeypatch.setattr(retrieval, "MIN_COMMON_ROWS", 10)
@@ -276,7 +276,7 @@ def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatc
     assert [memory_id for memory_id, _rank in hits] == [target.pk]
     # A query of common terms only still searches them.
     assert len(retrieval.keyword_hits(candidates(alice), "project", 100)) == 41
-    monkeypatch.setattr(retrieval, "_statistics_cache", {})
+    retrieval._table_statistics.clear()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -397,14 +397,14 @@ def test_keyword_search_takes_the_rarest_terms_up_to_a_share_of_memories(alice, 
             services.memory_create(owner=alice, content=f"{word} {n}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memoryapp_memory")
-    monkeypatch.setattr(retrieval, "_statistics_cache", {})
+    retrieval._table_statistics.clear()
     monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.9)
     monkeypatch.setattr(retrieval, "MAX_MATCH_SHARE", 0.4)
 
     # gamma (3 of 33 memories) and beta (10) are together under 40%; alpha (20) is not.
     terms = retrieval._query_terms("alpha beta gamma")
     assert [term.tsquery for term in terms] == ["'gamma'", "'beta'"]
-    monkeypatch.setattr(retrieval, "_statistics_cache", {})
+    retrieval._table_statistics.clear()
 
 
 def test_the_candidates_size_is_estimated_once_whatever_the_time_asked(alice):
