@@ -179,14 +179,6 @@ def test_a_run_killed_midway_leaves_nothing_and_is_retried(alice: Any) -> None:
     assert (retried.status, retried.attempts, retried.created) == (RunStatus.SUCCEEDED, 2, 2)
 
 
-def test_a_run_commits_without_waiting_for_the_disk(alice: Any) -> None:
-    with transaction.atomic():
-        runs._lock_conversation(conversation_with(alice).pk)
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW synchronous_commit")
-            assert cursor.fetchone() == ("off",)
-
-
 def test_retries_back_off_and_stop(alice: Any, settings: Any) -> None:
     settings.EXTRACTION_RETRY_SECONDS = 10
     settings.EXTRACTION_MAX_ATTEMPTS = 3
