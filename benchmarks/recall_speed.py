@@ -240,7 +240,9 @@ def fill_messages(bench_id: int, count: int) -> None:
         if cursor.fetchone()[0] == count:
             print(f"Reusing the {count:,} messages already in memoryapp_bench.", flush=True)
             return
-        cursor.execute("TRUNCATE memoryapp_message, memoryapp_conversation CASCADE")
+        # Not TRUNCATE ... CASCADE of the conversations: it would empty the memories too.
+        cursor.execute("TRUNCATE memoryapp_message CASCADE")
+        cursor.execute("DELETE FROM memoryapp_conversation WHERE client = 'bench'")
     if not count:
         return
     provider = get_provider()
