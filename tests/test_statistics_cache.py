@@ -21,5 +21,6 @@ def test_a_figure_is_computed_once_while_fresh_and_again_once_old(monkeypatch):
 def test_a_full_cache_starts_again_empty():
     cache: StatisticsCache[int, int] = StatisticsCache(max_entries=2)
     for key in range(3):
-        cache.get(key, lambda key=key: key * 10)
+        value = key * 10
+        cache.get(key, lambda: value)  # noqa: B023  (called at once, while value is this key's)
     assert list(cache.entries) == [2]
