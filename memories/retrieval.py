@@ -922,33 +922,89 @@ def rank(
     ``embedding_model`` columns is searched the same way: messages are (recall.episodes).
     ``weights``: of the keyword and the vector list in the fusion. ``max_match_rows``: at
     most this many rows (as statistics tell) for BM25 to score, whatever the table's size.
-    ``exact_vector_limit``: as ``vector_hits``'s ``exact_limit``."""
+    ``exact_vector_limit``: as ``vector_hits``'s ``exact_limit``.
+
+    The keyword search runs on a side connection while this one runs the vector search."""
+    search = Search(memories, text, depth, access, buckets, max_match_rows, exact_vector_limit)
+    keyword = side_connections.start(search.keyword) if mode != "vector" else None
+    vector = search.vector() if mode != "keyword" else None
+    return fused(keyword.result() if keyword else None, vector, weights)
+
+
+def start_ranking(
+    memories: QuerySet[Any, Any],
+    text: str,
+    *,
+    depth: int,
+    buckets: Sequence[int] | None = ALL_BUCKETS,
+    weights: tuple[float, float] = (KEYWORD_WEIGHT, VECTOR_WEIGHT),
+    max_match_rows: int | None = None,
+    exact_vector_limit: int | None = None,
+) -> Callable[[], Ranking]:
+    """``rank`` (hybrid) with both searches on side connections, so that the caller's goes on
+    with other work (the injection preview searches memories meanwhile); the function
+    returned waits for them and fuses the lists."""
+    search = Search(memories, text, depth, (), buckets, max_match_rows, exact_vector_limit)
+    keyword = side_connections.start(search.keyword)
+    vector = side_connections.start(search.vector)
+    return lambda: fused(keyword.result(), vector.result(), weights)
+
+
+@dataclass(frozen=True)
+class Search:
+    """A query's keyword and vector search of ``memories`` (``rank`` says what each is)."""
+
+    memories: QuerySet[Any, Any]
+    text: str
+    depth: int
+    access: Sequence[str]
+    buckets: Sequence[int] | None
+    max_match_rows: int | None
+    exact_vector_limit: int | None
+
+    def keyword(self) -> tuple[list[tuple[int, float]], float]:
+        """The hits, and how long they took (ms)."""
+        return _timed(
+            keyword_hits,
+            self.memories,
+            self.text,
+            self.depth,
+            self.access,
+            self.max_match_rows,
+        )
+
+    def vector(self) -> tuple[tuple[list[tuple[int, float]], Degraded | None], float]:
+        """The hits and why vectors could not be used (if so), and how long it took (ms)."""
+        return _timed(
+            similar_memories,
+            self.memories,
+            self.text,
+            limit=self.depth,
+            min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY,
+            buckets=self.buckets,
+            exact_limit=self.exact_vector_limit,
+        )
+
+
+def fused(
+    keyword_search: tuple[list[tuple[int, float]], float] | None,
+    vector_search: tuple[tuple[list[tuple[int, float]], Degraded | None], float] | None,
+    weights: tuple[float, float],
+) -> Ranking:
+    """The ranking of the searches run (None: not run), as ``Search`` returns them."""
     timings: dict[str, float] = {}
     ranked_lists: list[list[int]] = []
-    # The keyword search runs on a side connection while this one runs the vector search.
-    keyword_search = (
-        side_connections.start(_timed, keyword_hits, memories, text, depth, access, max_match_rows)
-        if mode != "vector"
-        else None
-    )
+    list_weights: list[float] = []
+    keyword: list[tuple[int, float]] = []
     vector: list[tuple[int, float]] = []
     degraded: Degraded | None = None
-    if mode != "keyword":
-        (vector, degraded), timings["vector_ms"] = _timed(
-            similar_memories,
-            memories,
-            text,
-            limit=depth,
-            min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY,
-            buckets=buckets,
-            exact_limit=exact_vector_limit,
-        )
-    keyword: list[tuple[int, float]] = []
+    if vector_search is not None:
+        (vector, degraded), timings["vector_ms"] = vector_search
     if keyword_search is not None:
-        keyword, timings["keyword_ms"] = keyword_search.result()
+        keyword, timings["keyword_ms"] = keyword_search
         ranked_lists.append([memory_id for memory_id, _rank in keyword])
-    list_weights = [weights[0]] if keyword_search is not None else []
-    if mode != "keyword" and degraded is None:
+        list_weights.append(weights[0])
+    if vector_search is not None and degraded is None:
         ranked_lists.append([memory_id for memory_id, _sim in vector])
         list_weights.append(weights[1])
     # Normalised so that a memory ranked first by every list searched has relevance 1.

@@ -21,7 +21,7 @@ reply ("Yes, last Tuesday!") means little alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,7 @@ from memories.retrieval import (
     WEIGHTS,
     QueryIntent,
     Ranking,
-    rank,
+    start_ranking,
 )
 from teams.models import Project
 
@@ -299,17 +299,14 @@ def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[f
     return round(score, 6), recency
 
 
-def search_episodes(
-    pool: MessageQuerySet,
-    query: str,
-    *,
-    depth: int,
-    intent: QueryIntent,
-    now: datetime,
-) -> EpisodeSearch:
-    """The turns of ``pool`` that answer ``query``, best first (ties by id), each with the
-    turn it answers when that helps (``answers``)."""
-    ranking = rank(
+def start_episode_search(
+    pool: MessageQuerySet, query: str, *, depth: int
+) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
+    """Start searching the turns of ``pool`` that answer ``query`` on side connections (the
+    caller goes on meanwhile); the function returned takes the query's intent and the time
+    it is asked at and gives the turns, best first (ties by id), each with the turn it
+    answers when that helps (``answers``)."""
+    ranking = start_ranking(
         pool,
         query,
         depth=depth,
@@ -318,6 +315,10 @@ def search_episodes(
         max_match_rows=EPISODE_MAX_MATCH_ROWS,
         exact_vector_limit=EPISODE_EXACT_VECTOR_LIMIT,
     )
+    return lambda intent, now: scored_episodes(ranking(), intent, now)
+
+
+def scored_episodes(ranking: Ranking, intent: QueryIntent, now: datetime) -> EpisodeSearch:
     turns = load_turns(list(ranking.matches))
     episodes = []
     for message_id, match in ranking.matches.items():

@@ -65,7 +65,7 @@ from memories.retrieval import (
 )
 from memories.sensitive import redact
 from memories.tokens import estimate_tokens
-from recall.episodes import Episode, episode_pool, search_episodes, with_context
+from recall.episodes import Episode, episode_pool, start_episode_search, with_context
 from recall.models import AccessLog
 from teams.models import Project
 
@@ -137,8 +137,15 @@ def load_candidates(pool: MemoryQuerySet, match_ids: Iterable[int]) -> list[Reca
 def participant_names(user: User, conversation: Conversation | None) -> set[str]:
     """The names of the people in ``user``'s latest conversations (and ``conversation``):
     who a query may be about (``retrieval.query_intent``)."""
-    conversations = Conversation.objects.filter(owner=user, temporary=False).order_by("-created_at")
-    lists = list(conversations.values_list("participants", flat=True)[:NAME_CONVERSATIONS])
+    latest = Conversation.objects.filter(owner=user, temporary=False).order_by("-created_at")
+    # Each distinct list once: most conversations have the same people, and decoding 200
+    # lists took ~2 ms of a preview.
+    lists = list(
+        Conversation.objects.filter(pk__in=latest.values("pk")[:NAME_CONVERSATIONS])
+        .order_by()
+        .values_list("participants", flat=True)
+        .distinct()
+    )
     if conversation is not None:
         lists.append(conversation.participants)
     return {
@@ -608,10 +615,30 @@ def _build(
         request.project = api_token.limit_project
     project_ids = member_project_ids(user)
     now = request.as_of or timezone.now()
-    intent = query_intent(request.query, participant_names(user, request.conversation))
+    # Past turns and the names of the people in them are looked up on side connections
+    # while this one searches the memories.
+    names = side_connections.start(participant_names, user, request.conversation)
+    episode_search = None
+    if (
+        "episodes" in request.sources
+        and memory_settings.reference_past_conversations
+        # The user's own conversations are no project's: not for a project-limited token.
+        and limit != TokenLimit.PROJECT
+    ):
+        episodes_started = time.perf_counter()
+        episode_search = start_episode_search(
+            episode_pool(
+                user,
+                project=None if limit else request.project,
+                project_ids=project_ids,
+                conversation=request.conversation,
+                as_of=request.as_of,
+            ),
+            request.query,
+            depth=request.depth,
+        )
     timings: dict[str, float] = {}
-    degraded = None
-    ranked: list[ScoredMemory[RecalledMemory]] = []
+    ranking = None
     if "memories" in request.sources:
         pool = chat_pool(
             user,
@@ -626,6 +653,10 @@ def _build(
         buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
         ranking = rank(pool, request.query, depth=request.depth, access=access, buckets=buckets)
         timings.update(ranking.timings_ms)
+    intent = query_intent(request.query, names.result())
+    degraded = None
+    ranked: list[ScoredMemory[RecalledMemory]] = []
+    if ranking is not None:
         degraded = ranking.degraded
         ranked = [
             item
@@ -635,26 +666,8 @@ def _build(
         ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))
     chosen, dropped = _select(ranked, request)
     episodes: list[Episode] = []
-    if (
-        "episodes" in request.sources
-        and memory_settings.reference_past_conversations
-        # The user's own conversations are no project's: not for a project-limited token.
-        and limit != TokenLimit.PROJECT
-    ):
-        started = time.perf_counter()
-        search = search_episodes(
-            episode_pool(
-                user,
-                project=None if limit else request.project,
-                project_ids=project_ids,
-                conversation=request.conversation,
-                as_of=request.as_of,
-            ),
-            request.query,
-            depth=request.depth,
-            intent=intent,
-            now=now,
-        )
+    if episode_search is not None:
+        search = episode_search(intent, now)
         chosen_ids = [item.memory.pk for items in chosen.values() for item, _ in items]
         covered = (
             _drop_outscored_memories(chosen, search.episodes, evidence_message_ids(chosen_ids))
@@ -671,7 +684,7 @@ def _build(
             _render_chosen(chosen, request.fmt, episodes, cite=request.cite)
         ) > (request.budget):
             episodes.pop()
-        timings["episodes_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        timings["episodes_ms"] = round((time.perf_counter() - episodes_started) * 1000, 2)
         if degraded is None and search.ranking is not None:
             degraded = search.ranking.degraded
     episodes.sort(key=episode_order)
