@@ -7,12 +7,13 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import MemorySettings
 from conversations.jobs import embed_messages
 from conversations.models import Conversation, Message
-from memories import services
+from memories import services, side_connections
 from memories.models import Memory
 from recall.injection import PreviewRequest, injection_preview
 from teams.models import Project
@@ -237,3 +238,27 @@ def test_the_setting_is_on_the_memory_settings_panel_in_both_languages(alice):
     assert MemorySettings.for_user(alice).reference_past_conversations is True
     chinese = client.get("/settings/memories", headers={"Accept-Language": "zh-hans"})
     assert "参考过去的对话" in chinese.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_side_connections_the_preview_finds_the_same_as_inside_a_transaction(alice):
+    """Outside a transaction, past turns and participants' names are searched on side
+    connections while the memories are: the answer is the one the caller's own
+    connection gives inside a transaction."""
+    services.memory_create(owner=alice, content="Mia hiked the Kalalau trail", actor=alice)
+    _conversation, (_question, answer, _other) = chat(
+        alice,
+        ("assistant", "Where did you go hiking?"),
+        ("user", "We hiked the Kalalau trail in Kauai"),
+        ("user", "The weather was nice"),
+    )
+
+    on_side = preview(alice, "Where did Mia hike on Kalalau?", dry_run=True)
+    side_connections.finish()
+    with transaction.atomic():
+        on_caller = preview(alice, "Where did Mia hike on Kalalau?", dry_run=True)
+
+    assert on_side["block"] == on_caller["block"]
+    assert answer.pk in episode_ids(on_side)
+    assert [m["content"] for m in on_side["memories"]] == ["Mia hiked the Kalalau trail"]
+    assert on_side["episodes"][0]["score_parts"]["person"]
