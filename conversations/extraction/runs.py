@@ -253,39 +253,31 @@ def retry_schedule_name(run_id: int) -> str:
 def execute_run(run_id: int) -> ExtractionRun:
     """The job: extract and reconcile the run's window, then each later window in a follow-up
     run until no unread message is left; the first run."""
-    run = first = execute_window(run_id)
-    while (follow_up := _follow_up(run)) is not None:
-        run = execute_window(follow_up)
+    first, follow_up = execute_window(run_id)
+    while follow_up is not None:
+        _run, follow_up = execute_window(follow_up)
     return first
 
 
 def _follow_up(run: ExtractionRun) -> int | None:
-    """A new run for the messages after ``run``'s window, if it read one and some are left
-    that no other queued or running run will read."""
-    if run.status not in FINISHED or run.window_last is None or run.skip_reason == SKIP_AUTO_OFF:
-        return None
-    with transaction.atomic(), connection.cursor() as cursor:
-        # The lock ingestion takes: a batch stored before this sees ``run`` finished and asks
-        # for its own run; one stored after this is seen here (by the next statement, whose
-        # snapshot is taken after the lock).
-        cursor.execute(_LOCK_CONVERSATION_ROW_SQL, [run.conversation_id])
-        # Unread messages that no queued or running run will read (that one goes through them).
+    """A new run for the messages after ``run``'s window, if some are left that no other
+    queued or running run will read (that one goes through them). In the run's transaction,
+    after ``_save_result`` locked the conversation's row as ingestion does: a batch stored
+    before the lock is seen here (this statement's snapshot is taken after it); one stored
+    after it sees ``run`` finished and asks for its own run."""
+    with connection.cursor() as cursor:
         cursor.execute(
             _UNREAD_AND_NO_RUN_SQL,
             {"conversation": run.conversation_id, "active": [RunStatus.QUEUED, RunStatus.RUNNING]},
         )
         if not cursor.fetchone()[0]:
             return None
-        follow_up = ExtractionRun.objects.create(
-            conversation_id=run.conversation_id, trigger=run.trigger, extractor=run.extractor
-        )
+    follow_up = ExtractionRun.objects.create(
+        conversation_id=run.conversation_id, trigger=run.trigger, extractor=run.extractor
+    )
     return follow_up.pk
 
 
-# Two statements, three round trips fewer than the ORM's.
-_LOCK_CONVERSATION_ROW_SQL = f"""
-SELECT 1 FROM {_CONVERSATION} WHERE id = %s FOR UPDATE
-"""
 _UNREAD_AND_NO_RUN_SQL = f"""
 SELECT EXISTS (
     SELECT 1 FROM {Message._meta.db_table} m JOIN {_CONVERSATION} c ON c.id = m.conversation_id
@@ -297,8 +289,9 @@ SELECT EXISTS (
 """
 
 
-def execute_window(run_id: int) -> ExtractionRun:
-    """Extract and reconcile one run's window, or record why not.
+def execute_window(run_id: int) -> tuple[ExtractionRun, int | None]:
+    """Extract and reconcile one run's window, or record why not; the run, and the id of the
+    follow-up run it created for the messages after its window, if any.
 
     A failure is recorded on the run and its retry scheduled here (``_record_failure``), and
     the job then returns normally, so that django-q2 counts the task as done and does not
@@ -311,22 +304,25 @@ def execute_window(run_id: int) -> ExtractionRun:
         conversation_id = _mark_running(run_id)
         if conversation_id is None:
             # Finished already (another delivery of this job, or a retry after success).
-            return ExtractionRun.objects.get(pk=run_id)
+            return ExtractionRun.objects.get(pk=run_id), None
         with transaction.atomic():
             _lock_conversation(conversation_id)
             run = _locked_run(run_id)
             if run.status in FINISHED:
                 # Another delivery of this job finished it while this one waited.
-                return run
+                return run, None
             extracted_through = _extract(run)
             run.error = ""
             run.raw_output = ""
             run.duration_ms = int((time.monotonic() - started) * 1000)
             run.finished_at = timezone.now()
             _save_result(run, extracted_through)
+            # A window read (not left for an extraction asked by hand): what is left after
+            # it goes to a follow-up run.
+            follow_up = _follow_up(run) if extracted_through is not None else None
     except Exception as exc:
-        return _record_failure(run_id, exc, started)
-    return run
+        return _record_failure(run_id, exc, started), None
+    return run, follow_up
 
 
 _MARK_RUNNING_SQL = f"""
@@ -355,11 +351,12 @@ _RESULT_FIELDS = [
     "finished_at",
 ]
 # The run's result and, when it read a window that is done with, the conversation's
-# extracted_through moved past it: one statement.
+# extracted_through moved past it: one statement. The conversation's row is then locked
+# even when it had moved further (a batch stored while memory was paused), for _follow_up.
 _SAVE_RESULT_SQL = f"""
 WITH advanced AS (
-    UPDATE {_CONVERSATION} SET extracted_through = %(through)s
-    WHERE id = %(conversation)s AND extracted_through < %(through)s
+    UPDATE {_CONVERSATION} SET extracted_through = GREATEST(extracted_through, %(through)s)
+    WHERE id = %(conversation)s AND %(through)s IS NOT NULL
 )
 UPDATE {ExtractionRun._meta.db_table}
 SET {", ".join(f"{field} = %({field})s" for field in _RESULT_FIELDS)}
