@@ -83,6 +83,28 @@ def test_a_window_is_never_extracted_twice(alice: Any) -> None:
     assert (third.window_first, third.window_last, third.created) == (3, 3, 1)
 
 
+def test_a_run_embeds_the_turns_it_reads_unless_they_are_already(
+    alice: Any, monkeypatch: Any
+) -> None:
+    embed_messages = jobs.embed_messages
+    asked: list[list[int]] = []
+
+    def recorded(ids: list[int]) -> int:
+        asked.append(ids)
+        return embed_messages(ids)
+
+    monkeypatch.setattr(jobs, "embed_messages", recorded)
+    conversation = conversation_with(alice, *TALK)
+    _run(conversation)
+    turns = list(conversation.messages.order_by("position"))
+    assert asked == [[turn.pk for turn in turns]]
+    assert all(turn.embedding is not None for turn in turns)
+    (turn,) = add_messages(conversation, ("user", "We use pytest for tests."))
+    embed_messages([turn.pk])
+    assert _run(conversation).window_last == 3
+    assert len(asked) == 1
+
+
 def test_a_backlog_is_read_in_order_one_window_per_run(alice: Any, settings: Any) -> None:
     settings.EXTRACTION_WINDOW_MESSAGES = 10
     turns = [("user", f"We use tool{n} for step {n}.") for n in range(1, 26)]

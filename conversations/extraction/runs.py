@@ -48,6 +48,7 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
+from memories.embeddings import get_provider
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from teams.models import Project
@@ -389,7 +390,8 @@ def _lock_conversation(conversation_id: int) -> None:
 # build than the same subquery as an expression.
 _UNREAD_MESSAGES_SQL = f"""
 SELECT json_agg(unread ORDER BY position) FROM (
-    SELECT id, position, role, content, speaker, sent_at FROM {Message._meta.db_table}
+    SELECT id, position, role, content, speaker, sent_at, embedding_model
+    FROM {Message._meta.db_table}
     WHERE conversation_id = {_CONVERSATION}.id AND position > {_CONVERSATION}.extracted_through
     ORDER BY position LIMIT %s
 ) unread
@@ -544,7 +546,7 @@ def _extract(run: ExtractionRun) -> int | None:
         run.window_first, run.window_last = window[0].position, window[-1].position
     memory_settings = _memory_settings(conversation.owner)
     if window and memory_settings.memory_enabled and not conversation.temporary:
-        _embed_turns(window)
+        _embed_turns(window, run.unread_messages)  # type: ignore[attr-defined]
     reason = _skip_reason(run, window, memory_settings)
     if reason:
         run.status, run.skip_reason = RunStatus.SKIPPED, reason
@@ -578,14 +580,19 @@ def _extract(run: ExtractionRun) -> int | None:
     return window[-1].position if window else None
 
 
-def _embed_turns(window: list[WindowMessage]) -> None:
+def _embed_turns(window: list[WindowMessage], unread: list[dict[str, Any]]) -> None:
     """Embed the window's messages for episodic recall: the run that reads them does it, one
     batch per window, rather than a job for every batch a client posts. A failing provider
     loses nothing: the turns are found by keyword meanwhile, and ``embed_memories`` (which
-    covers messages) embeds what is missing."""
+    covers messages) embeds what is missing. Turns the current model embedded already (as
+    ``unread``, read with the run, shows) cost no query."""
     from conversations.jobs import embed_messages
 
+    model = {message["id"]: message["embedding_model"] for message in unread}
     try:
+        current = get_provider().model_name
+        if all(model[message.id] == current for message in window):
+            return
         # A savepoint: whatever fails here leaves the run's own transaction usable.
         with transaction.atomic():
             embed_messages([message.id for message in window])
