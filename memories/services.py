@@ -825,6 +825,9 @@ class MemoryWrites:
         f"SELECT {', '.join(_LOCKED_FIELDS)} FROM {Memory._meta.db_table} "
         "WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
     )
+    _RESERVE_IDS_SQL = (
+        "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)"
+    )
 
     def __init__(self, *, actor_label: str, batch: uuid.UUID | None):
         self.actor_label = actor_label
@@ -855,7 +858,7 @@ class MemoryWrites:
         """Write everything queued; the new memories, saved."""
         if not self._steps:
             return []
-        self._reserve_ids()
+        current = self._reserve_ids_and_lock()
         for step, memory, supersedes in self._steps:
             if step == "create" and supersedes is not None and memory.status == Status.PENDING:
                 memory.metadata["supersedes"] = supersedes.pk
@@ -865,7 +868,6 @@ class MemoryWrites:
             self._new, actor=None, actor_label=self.actor_label, batch=self.batch
         )
         new_ids = {memory.pk for memory in self._new}
-        current = self._lock_existing(new_ids)
         current.update((memory.pk, memory) for memory in self._new)
         now = timezone.now()
         changed: dict[int, Memory] = {}
@@ -940,24 +942,30 @@ class MemoryWrites:
                 ],
             )
 
-    def _reserve_ids(self) -> None:
-        """Ids for the new memories first, so a pending one can name another it will supersede."""
-        if not self._new:
-            return
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [Memory._meta.db_table, len(self._new)],
-            )
-            for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):
-                memory.pk = pk
-
-    def _lock_existing(self, new_ids: set[int]) -> dict[int, Memory]:
-        ids = {target.pk for _step, target, _detail in self._steps} - new_ids
-        if not ids:
+    def _reserve_ids_and_lock(self) -> dict[int, Memory]:
+        """Ids for the new memories first, so a pending one can name another it will
+        supersede; and the existing memories the changes touch, locked, by id. One round trip:
+        the two statements are sent together."""
+        # The new memories have no id yet; every other target exists.
+        existing = sorted({target.pk for _step, target, _detail in self._steps} - {None})
+        statements: list[str] = []
+        parameters: list[Any] = []
+        if self._new:
+            statements.append(self._RESERVE_IDS_SQL)
+            parameters += [Memory._meta.db_table, len(self._new)]
+        if existing:
+            statements.append(self._LOCK_SQL)
+            parameters.append(existing)
+        if not statements:
             return {}
         with connection.cursor() as cursor:
-            cursor.execute(self._LOCK_SQL, [sorted(ids)])
+            cursor.execute(";\n".join(statements), parameters)
+            if self._new:
+                for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):
+                    memory.pk = pk
+                cursor.nextset()
+            if not existing:
+                return {}
             locked = [Memory.from_db(connection.alias, self._LOCKED_FIELDS, row) for row in cursor]
         return {memory.pk: memory for memory in locked}
 
