@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Model, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -150,37 +150,50 @@ def before_sql(after: str, revision: str, put_back: dict[str, str]) -> str:
     return f"({after} || jsonb_build_object({pairs}, 'revision', {revision} - 1))"
 
 
+def _json_rows_sql(model: type[Model], columns: Sequence[str], alias: str) -> str:
+    """The rows of a JSON array parameter of objects (``_json_rows``) as a record set
+    ``alias`` of ``model``'s ``columns``, typed as the model's fields: many rows in one
+    parameter. An array parameter per column costs more than the statement: psycopg escapes
+    the elements of an array of JSON texts one by one, in Python (0.4-0.6 ms of CPU for an
+    extraction run's four events and three changed rows, against 0.04 ms)."""
+    types = ", ".join(f"{c} {model._meta.get_field(c).db_type(connection)}" for c in columns)
+    return f"jsonb_to_recordset(%s::jsonb) AS {alias}({types})"
+
+
+def _json_rows(rows: list[dict[str, Any]]) -> str:
+    """The parameter of ``_json_rows_sql``: times and uuids as their text, which the columns'
+    types read."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, datetime):
+            return value.isoformat()
+        if isinstance(value, uuid.UUID):
+            return str(value)
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+    return json.dumps(rows, default=text)
+
+
+_EVENT_ROW_COLUMNS = (*EVENT_COLUMNS, "created_at")
 _INSERT_EVENTS_SQL = insert_events_sql(
-    """SELECT * FROM unnest(%s::bigint[], %s::text[], %s::integer[], %s::text[],
-                     %s::text[]::jsonb[], %s::text[]::jsonb[], %s::uuid[], %s::timestamptz[])"""
+    f"SELECT * FROM {_json_rows_sql(MemoryEvent, _EVENT_ROW_COLUMNS, 'e')}"
 )
 
 
 def _save_events(events: list[MemoryEvent]) -> None:
-    """Save many events (from ``_event``) in one statement of arrays, whatever their number:
-    bulk_create's SQL costs more to build than to run. The events get no ids."""
+    """Save many events (from ``_event``) in one statement, whatever their number: bulk_create's
+    SQL costs more to build than to run. The events get no ids."""
     if not events:
         return
     with connection.cursor() as cursor:
-        cursor.execute(_INSERT_EVENTS_SQL, _events_parameters(events))
+        cursor.execute(_INSERT_EVENTS_SQL, [_events_rows(events)])
 
 
-def _events_parameters(events: list[MemoryEvent]) -> list[list[Any]]:
-    """The arrays of _INSERT_EVENTS_SQL."""
-
-    def as_json(value: Any) -> str | None:
-        return None if value is None else json.dumps(value)
-
-    return [
-        [event.memory_id for event in events],
-        [event.action for event in events],
-        [event.actor_id for event in events],
-        [event.actor_label for event in events],
-        [as_json(event.before) for event in events],
-        [as_json(event.after) for event in events],
-        [event.batch for event in events],
-        [event.created_at for event in events],
-    ]
+def _events_rows(events: list[MemoryEvent]) -> str:
+    """The parameter of _INSERT_EVENTS_SQL."""
+    return _json_rows(
+        [{column: getattr(event, column) for column in _EVENT_ROW_COLUMNS} for event in events]
+    )
 
 
 def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
@@ -780,18 +793,24 @@ class MemoryWrites:
     Call it inside the caller's transaction.
     """
 
-    # The fields merging and superseding change, written from arrays (bulk_update's CASE
+    # The fields merging and superseding change, written from JSON rows (bulk_update's CASE
     # per field and row costs more to build than to run), and the events, in one statement.
+    # A row's evidence is what the changes add to the memory's.
+    _CHANGED_FIELDS = (
+        "id",
+        "confidence",
+        "revision",
+        "updated_at",
+        "valid_until",
+        "superseded_by_id",
+    )
     _UPDATE_AND_RECORD_SQL = f"""
         WITH changed AS (
             UPDATE {Memory._meta.db_table} m
-            SET confidence = v.confidence, evidence = m.evidence || v.added_evidence,
+            SET confidence = v.confidence, evidence = m.evidence || v.evidence,
                 revision = v.revision, updated_at = v.updated_at, valid_until = v.valid_until,
                 superseded_by_id = v.superseded_by_id
-            FROM unnest(%s::bigint[], %s::float8[], %s::text[]::jsonb[], %s::integer[],
-                        %s::timestamptz[], %s::timestamptz[], %s::bigint[])
-                AS v(id, confidence, added_evidence, revision, updated_at, valid_until,
-                     superseded_by_id)
+            FROM {_json_rows_sql(Memory, (*_CHANGED_FIELDS, "evidence"), "v")}
             WHERE m.id = v.id
         )
         {_INSERT_EVENTS_SQL}
@@ -928,19 +947,14 @@ class MemoryWrites:
             _save_events(events)
             return
         with connection.cursor() as cursor:
-            cursor.execute(
-                self._UPDATE_AND_RECORD_SQL,
-                [
-                    [m.pk for m in rows],
-                    [m.confidence for m in rows],
-                    [json.dumps(added_evidence.get(m.pk, [])) for m in rows],
-                    [m.revision for m in rows],
-                    [m.updated_at for m in rows],
-                    [m.valid_until for m in rows],
-                    [m.superseded_by_id for m in rows],
-                    *_events_parameters(events),
-                ],
-            )
+            changed = [
+                {
+                    **{field: getattr(m, field) for field in self._CHANGED_FIELDS},
+                    "evidence": added_evidence.get(m.pk, []),
+                }
+                for m in rows
+            ]
+            cursor.execute(self._UPDATE_AND_RECORD_SQL, [_json_rows(changed), _events_rows(events)])
 
     def _reserve_ids_and_lock(self) -> dict[int, Memory]:
         """Ids for the new memories first, so a pending one can name another it will
