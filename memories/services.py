@@ -150,13 +150,13 @@ def before_sql(after: str, revision: str, put_back: dict[str, str]) -> str:
     return f"({after} || jsonb_build_object({pairs}, 'revision', {revision} - 1))"
 
 
-def _json_rows_sql(model: type[Model], columns: Sequence[str], alias: str) -> str:
+def _json_rows_sql(model: type[Model], names: Sequence[str], alias: str) -> str:
     """The rows of a JSON array parameter of objects (``_json_rows``) as a record set
-    ``alias`` of ``model``'s ``columns``, typed as the model's fields: many rows in one
+    ``alias`` of ``model``'s fields ``names`` (attnames), typed as the fields: many rows in one
     parameter. An array parameter per column costs more than the statement: psycopg escapes
     the elements of an array of JSON texts one by one, in Python (0.4-0.6 ms of CPU for an
     extraction run's four events and three changed rows, against 0.04 ms)."""
-    types = ", ".join(f"{c} {model._meta.get_field(c).db_type(connection)}" for c in columns)
+    types = ", ".join(f"{n} {model._meta.get_field(n).db_type(connection)}" for n in names)
     return f"jsonb_to_recordset(%s::jsonb) AS {alias}({types})"
 
 
@@ -787,15 +787,18 @@ class MemoryWrites:
     changes here in order; ``save()`` then locks the existing memories the
     changes touch (in id order, so concurrent jobs cannot deadlock), applies
     the changes to their current state exactly as the single services would,
-    and writes the new memories in one statement, the changed rows and all the
-    events in another. Merged evidence is appended in the database: a memory found
+    and writes the new memories, the changed rows and all the events in one
+    statement. Merged evidence is appended in the database: a memory found
     again and again has a long evidence list, neither read nor sent back each time.
     Call it inside the caller's transaction.
     """
 
-    # The fields merging and superseding change, written from JSON rows (bulk_update's CASE
-    # per field and row costs more to build than to run), and the events, in one statement.
-    # A row's evidence is what the changes add to the memory's.
+    # The new memories (every stored field bulk_create would write), the fields merging and
+    # superseding change and the events, written from JSON rows in one statement: the SQL
+    # of bulk_create, and of bulk_update's CASE per field and row, costs more to build than
+    # to run, and each would take a round trip of its own. A changed row's evidence is what
+    # the changes add to the memory's.
+    _NEW_FIELDS = [field for field in Memory._meta.concrete_fields if not field.generated]
     _CHANGED_FIELDS = (
         "id",
         "confidence",
@@ -804,8 +807,12 @@ class MemoryWrites:
         "valid_until",
         "superseded_by_id",
     )
-    _UPDATE_AND_RECORD_SQL = f"""
-        WITH changed AS (
+    _WRITE_SQL = f"""
+        WITH created AS (
+            INSERT INTO {Memory._meta.db_table}
+                ({", ".join(connection.ops.quote_name(f.column or "") for f in _NEW_FIELDS)})
+            SELECT * FROM {_json_rows_sql(Memory, [f.attname for f in _NEW_FIELDS], "n")}
+        ), changed AS (
             UPDATE {Memory._meta.db_table} m
             SET confidence = v.confidence, evidence = m.evidence || v.evidence,
                 revision = v.revision, updated_at = v.updated_at, valid_until = v.valid_until,
@@ -930,31 +937,37 @@ class MemoryWrites:
                     batch=batch,
                 )
             )
-        Memory.objects.bulk_create(self._new)
-        self._update_and_record(
+        self._write(
             [memory for pk, memory in changed.items() if pk not in new_ids], added_evidence, events
         )
         _after_creation(self._new)
         return self._new
 
-    def _update_and_record(
+    def _write(
         self,
         rows: list[Memory],
         added_evidence: dict[int, list[dict[str, Any]]],
         events: list[MemoryEvent],
     ) -> None:
-        if not rows:
-            _save_events(events)
-            return
+        """Insert the new memories, update the changed ``rows`` and insert the events."""
+        new = [
+            # What bulk_create sends: each field's value as the field prepares it for saving.
+            {f.attname: f.get_prep_value(f.pre_save(memory, add=True)) for f in self._NEW_FIELDS}
+            for memory in self._new
+        ]
+        changed = [
+            {
+                **{field: getattr(m, field) for field in self._CHANGED_FIELDS},
+                "evidence": added_evidence.get(m.pk, []),
+            }
+            for m in rows
+        ]
         with connection.cursor() as cursor:
-            changed = [
-                {
-                    **{field: getattr(m, field) for field in self._CHANGED_FIELDS},
-                    "evidence": added_evidence.get(m.pk, []),
-                }
-                for m in rows
-            ]
-            cursor.execute(self._UPDATE_AND_RECORD_SQL, [_json_rows(changed), _events_rows(events)])
+            cursor.execute(
+                self._WRITE_SQL, [_json_rows(new), _json_rows(changed), _events_rows(events)]
+            )
+        for memory in self._new:
+            memory._state.adding, memory._state.db = False, connection.alias
 
     def _reserve_ids_and_lock(self) -> dict[int, Memory]:
         """Ids for the new memories first, so a pending one can name another it will
