@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.db import connection
 from django.test import Client
 
 from accounts.models import ApiToken
+from conversations.extraction import runs
 from conversations.models import Conversation, Message
 
 
@@ -43,3 +45,9 @@ def add_messages(conversation: Conversation, *turns: tuple[str, str]) -> list[Me
         )
         for index, (role, content) in enumerate(turns, start=1)
     )
+
+
+def lock_conversation(conversation: Conversation) -> None:
+    """Hold ``conversation`` as a worker running one of its runs does, until the transaction ends."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", runs._lock_key(conversation.pk))

@@ -22,7 +22,7 @@ from conversations.extraction import runs
 from conversations.models import Conversation, ExtractionRun, RunStatus
 from memories.jobs import SCHEDULES, Every
 from memories.models import Memory
-from tests.extraction_helpers import add_messages, conversation_with
+from tests.extraction_helpers import add_messages, conversation_with, lock_conversation
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def holding() -> Iterator[Callable[[Conversation], None]]:
         def worker() -> None:
             try:
                 with transaction.atomic():
-                    runs._lock_conversation(conversation.pk)
+                    lock_conversation(conversation)
                     held.set()
                     release.wait(20)
             finally:

@@ -305,6 +305,51 @@ def test_merges_update_rows_in_place(alice: Any) -> None:
     assert updated - updated_before == hot - hot_before == len(memories)
 
 
+def test_memory_writes_store_a_new_memory_as_bulk_create_does(alice: Any, project: Any) -> None:
+    """MemoryWrites inserts new memories with SQL of its own: every stored field as
+    bulk_create writes it (tags, vector, JSON, times, what the search trigger derives)."""
+    conversation = conversation_with(alice, ("user", "Our survey uses CGCS2000."))
+    valid_from = timezone.now() - timezone.timedelta(days=3)
+
+    def memory() -> Memory:
+        created = new_memory(
+            owner=alice,
+            content="The survey uses CGCS2000 coordinates, 测量数据 included",
+            kind="decision",
+            scope=Scope.PROJECT,
+            project=project,
+            conversation=conversation,
+            tags=["GIS", "survey"],
+            confidence=0.75,
+            origin=Origin.EXTRACTED,
+            status=Status.PENDING,
+            evidence=[{"conversation": conversation.pk, "quote": 'It\'s "CGCS2000"', "run": 1}],
+            metadata={"subject": "coordinate system", "value": "cgcs2000", "run": 1},
+            valid_from=valid_from,
+        )
+        (created.embedding,) = get_provider().embed([created.content])
+        created.embedding_model = get_provider().model_name
+        return created
+
+    (by_bulk_create,) = Memory.objects.bulk_create([memory()])
+    writes = MemoryWrites(actor_label="test", batch=None)
+    writes.create(memory())
+    (by_writes,) = writes.save()
+
+    def stored(pk: int) -> dict[str, Any]:
+        row = Memory.objects.values().get(pk=pk)
+        return {
+            field: str(value)
+            for field, value in row.items()
+            if field not in ("id", "created_at", "updated_at")
+        }
+
+    assert by_writes.pk != by_bulk_create.pk
+    assert stored(by_writes.pk) == stored(by_bulk_create.pk)
+    assert stored(by_writes.pk)["search_vector"]
+    by_writes.save(update_fields=["pinned"])  # a saved instance, as bulk_create leaves it
+
+
 def test_a_secret_given_in_context_drops_the_whole_memory(alice: Any) -> None:
     conversation = conversation_with(
         alice,

@@ -16,7 +16,13 @@ from conversations.extraction import ExtractionFailed, WindowMessage, runs
 from conversations.extraction.runs import execute_run, extraction_request
 from conversations.models import Conversation, ExtractionRun, RunStatus
 from memories.models import Memory, MemoryEvent
-from tests.extraction_helpers import add_messages, conversation_with
+from tests.extraction_helpers import (
+    add_messages,
+    api_client,
+    conversation_with,
+    lock_conversation,
+    post_json,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -81,6 +87,28 @@ def test_a_window_is_never_extracted_twice(alice: Any) -> None:
     add_messages(conversation, ("user", "We use pytest for tests."))
     third = _run(conversation)
     assert (third.window_first, third.window_last, third.created) == (3, 3, 1)
+
+
+def test_a_run_embeds_the_turns_it_reads_unless_they_are_already(
+    alice: Any, monkeypatch: Any
+) -> None:
+    embed_messages = jobs.embed_messages
+    asked: list[list[int]] = []
+
+    def recorded(ids: list[int]) -> int:
+        asked.append(ids)
+        return embed_messages(ids)
+
+    monkeypatch.setattr(jobs, "embed_messages", recorded)
+    conversation = conversation_with(alice, *TALK)
+    _run(conversation)
+    turns = list(conversation.messages.order_by("position"))
+    assert asked == [[turn.pk for turn in turns]]
+    assert all(turn.embedding is not None for turn in turns)
+    (turn,) = add_messages(conversation, ("user", "We use pytest for tests."))
+    embed_messages([turn.pk])
+    assert _run(conversation).window_last == 3
+    assert len(asked) == 1
 
 
 def test_a_backlog_is_read_in_order_one_window_per_run(alice: Any, settings: Any) -> None:
@@ -206,7 +234,7 @@ def test_runs_of_one_conversation_never_overlap(alice: Any) -> None:
 
     with transaction.atomic():
         # Another run holds the conversation: it extracts the window and commits.
-        runs._lock_conversation(conversation.pk)
+        lock_conversation(conversation)
         thread = threading.Thread(target=worker)
         thread.start()
         deadline = time.monotonic() + 20
@@ -219,6 +247,49 @@ def test_runs_of_one_conversation_never_overlap(alice: Any) -> None:
     assert finished[0].status == RunStatus.SKIPPED
     assert finished[0].skip_reason == runs.SKIP_NOTHING_NEW
     assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_stored_while_a_run_works_is_read_by_a_follow_up(
+    alice: Any, monkeypatch: Any
+) -> None:
+    conversation = conversation_with(alice, *TALK)
+    client = api_client(alice)
+    rules = runs.get_extractor("rules")
+    stored: list[int] = []
+
+    def post_batch() -> None:
+        try:
+            late = {"external_id": "late", "role": "user", "content": "We use pytest for tests."}
+            response = post_json(
+                client, f"/api/v1/conversations/{conversation.pk}/messages", {"messages": [late]}
+            )
+            stored.append(response.json()["stored"])
+        finally:
+            connection.close()
+
+    class Interrupted:
+        """The rules, while a client stores a batch (committed before the run saves)."""
+
+        def extract(self, messages: list[WindowMessage], summary: str = "") -> list[Any]:
+            if not stored:
+                thread = threading.Thread(target=post_batch)
+                thread.start()
+                thread.join(timeout=20)
+            return rules.extract(messages, summary)
+
+    monkeypatch.setattr(runs, "get_extractor", lambda name=None: Interrupted())
+    run = ExtractionRun.objects.create(conversation=conversation, trigger="manual")
+    execute_run(run.pk)
+    assert stored == [1]
+    # The batch asked for no run of its own (one was running): a follow-up read it.
+    windows = conversation.extraction_runs.order_by("pk").values_list(
+        "trigger", "status", "window_first", "window_last"
+    )
+    assert list(windows) == [
+        ("manual", RunStatus.SUCCEEDED, 1, 2),
+        ("manual", RunStatus.SUCCEEDED, 3, 3),
+    ]
 
 
 def _waiting_on_advisory_lock() -> bool:

@@ -46,6 +46,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from pgvector.django import VectorField
+from psycopg.types.datetime import TimestamptzLoader
 
 from conversations.extraction import Candidate
 from conversations.extraction.details import differ
@@ -274,6 +275,10 @@ class Reconciler:
 
     def _rows(self, sql: str, scope: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
         with connection.cursor() as cursor:
+            # psycopg's own timestamptz loader, in C, gives the same values (the session's
+            # time zone is Django's); Django's, in Python, took a tenth of a run's CPU time
+            # on the two timestamps of each of the ~180 rows a run's lookups return.
+            cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
             cursor.execute(
                 sql.replace("{pool}", _POOLS[Scope(scope)]),
                 {"pool": self._pool_parameter(scope), **parameters},

@@ -48,6 +48,7 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
+from memories.embeddings import get_provider
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from teams.models import Project
@@ -199,10 +200,7 @@ def reclaim_dead_runs(*, conversation_id: int | None = None) -> list[int]:
 def _reclaim(run_id: int, conversation_id: int) -> bool:
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_try_advisory_xact_lock(%s, %s)",
-                [_LOCK_NAMESPACE, conversation_id % 2**31],
-            )
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", _lock_key(conversation_id))
             if not cursor.fetchone()[0]:
                 return False  # A live worker holds the conversation.
         run = ExtractionRun.objects.select_for_update().filter(pk=run_id).first()
@@ -253,52 +251,15 @@ def retry_schedule_name(run_id: int) -> str:
 def execute_run(run_id: int) -> ExtractionRun:
     """The job: extract and reconcile the run's window, then each later window in a follow-up
     run until no unread message is left; the first run."""
-    run = first = execute_window(run_id)
-    while (follow_up := _follow_up(run)) is not None:
-        run = execute_window(follow_up)
+    first, follow_up = execute_window(run_id)
+    while follow_up is not None:
+        _run, follow_up = execute_window(follow_up)
     return first
 
 
-def _follow_up(run: ExtractionRun) -> int | None:
-    """A new run for the messages after ``run``'s window, if it read one and some are left
-    that no other queued or running run will read."""
-    if run.status not in FINISHED or run.window_last is None or run.skip_reason == SKIP_AUTO_OFF:
-        return None
-    with transaction.atomic(), connection.cursor() as cursor:
-        # The lock ingestion takes: a batch stored before this sees ``run`` finished and asks
-        # for its own run; one stored after this is seen here (by the next statement, whose
-        # snapshot is taken after the lock).
-        cursor.execute(_LOCK_CONVERSATION_ROW_SQL, [run.conversation_id])
-        # Unread messages that no queued or running run will read (that one goes through them).
-        cursor.execute(
-            _UNREAD_AND_NO_RUN_SQL,
-            {"conversation": run.conversation_id, "active": [RunStatus.QUEUED, RunStatus.RUNNING]},
-        )
-        if not cursor.fetchone()[0]:
-            return None
-        follow_up = ExtractionRun.objects.create(
-            conversation_id=run.conversation_id, trigger=run.trigger, extractor=run.extractor
-        )
-    return follow_up.pk
-
-
-# Two statements, three round trips fewer than the ORM's.
-_LOCK_CONVERSATION_ROW_SQL = f"""
-SELECT 1 FROM {_CONVERSATION} WHERE id = %s FOR UPDATE
-"""
-_UNREAD_AND_NO_RUN_SQL = f"""
-SELECT EXISTS (
-    SELECT 1 FROM {Message._meta.db_table} m JOIN {_CONVERSATION} c ON c.id = m.conversation_id
-    WHERE c.id = %(conversation)s AND m.position > c.extracted_through
-) AND NOT EXISTS (
-    SELECT 1 FROM {ExtractionRun._meta.db_table}
-    WHERE conversation_id = %(conversation)s AND status = ANY(%(active)s)
-)
-"""
-
-
-def execute_window(run_id: int) -> ExtractionRun:
-    """Extract and reconcile one run's window, or record why not.
+def execute_window(run_id: int) -> tuple[ExtractionRun, int | None]:
+    """Extract and reconcile one run's window, or record why not; the run, and the id of the
+    follow-up run it created for the messages after its window, if any.
 
     A failure is recorded on the run and its retry scheduled here (``_record_failure``), and
     the job then returns normally, so that django-q2 counts the task as done and does not
@@ -311,22 +272,28 @@ def execute_window(run_id: int) -> ExtractionRun:
         conversation_id = _mark_running(run_id)
         if conversation_id is None:
             # Finished already (another delivery of this job, or a retry after success).
-            return ExtractionRun.objects.get(pk=run_id)
+            return ExtractionRun.objects.get(pk=run_id), None
         with transaction.atomic():
-            _lock_conversation(conversation_id)
-            run = _locked_run(run_id)
+            run = _locked_run(run_id, conversation_id)
             if run.status in FINISHED:
                 # Another delivery of this job finished it while this one waited.
-                return run
+                return run, None
             extracted_through = _extract(run)
             run.error = ""
             run.raw_output = ""
             run.duration_ms = int((time.monotonic() - started) * 1000)
             run.finished_at = timezone.now()
-            _save_result(run, extracted_through)
+            follow_up = _follow_up(run) if _save_result(run, extracted_through) else None
     except Exception as exc:
-        return _record_failure(run_id, exc, started)
-    return run
+        return _record_failure(run_id, exc, started), None
+    return run, follow_up
+
+
+def _follow_up(run: ExtractionRun) -> int:
+    """A new run of the same trigger for the messages after ``run``'s window."""
+    return ExtractionRun.objects.create(
+        conversation_id=run.conversation_id, trigger=run.trigger, extractor=run.extractor
+    ).pk
 
 
 _MARK_RUNNING_SQL = f"""
@@ -355,16 +322,33 @@ _RESULT_FIELDS = [
     "finished_at",
 ]
 # The run's result and, when it read a window that is done with, the conversation's
-# extracted_through moved past it: one statement.
+# extracted_through moved past it: one statement. The conversation's row is then locked
+# even when it had moved further (a batch stored while memory was paused), for the check
+# for a follow-up run (_SAVE_AND_CHECK_SQL).
 _SAVE_RESULT_SQL = f"""
 WITH advanced AS (
-    UPDATE {_CONVERSATION} SET extracted_through = %(through)s
-    WHERE id = %(conversation)s AND extracted_through < %(through)s
+    UPDATE {_CONVERSATION} SET extracted_through = GREATEST(extracted_through, %(through)s)
+    WHERE id = %(conversation)s AND %(through)s IS NOT NULL
 )
 UPDATE {ExtractionRun._meta.db_table}
 SET {", ".join(f"{field} = %({field})s" for field in _RESULT_FIELDS)}
 WHERE id = %(run)s
 """
+# Unread messages that no queued or running run will read (that one goes through them).
+_UNREAD_AND_NO_RUN_SQL = f"""
+SELECT EXISTS (
+    SELECT 1 FROM {Message._meta.db_table} m JOIN {_CONVERSATION} c ON c.id = m.conversation_id
+    WHERE c.id = %(conversation)s AND m.position > c.extracted_through
+) AND NOT EXISTS (
+    SELECT 1 FROM {ExtractionRun._meta.db_table}
+    WHERE conversation_id = %(conversation)s AND status = ANY(%(active)s)
+)
+"""
+# After a window read, the result saved and then what is left for a follow-up run: two
+# statements, sent together to save a round trip. The check's snapshot is taken once the
+# save holds the conversation's row, the lock ingestion takes: a batch stored before is
+# seen, and one stored after sees the run finished and asks for its own run.
+_SAVE_AND_CHECK_SQL = f"{_SAVE_RESULT_SQL};\n{_UNREAD_AND_NO_RUN_SQL}"
 
 
 def _mark_running(run_id: int) -> int | None:
@@ -378,12 +362,9 @@ def _mark_running(run_id: int) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _lock_conversation(conversation_id: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)",
-            [_LOCK_NAMESPACE, conversation_id % 2**31],
-        )
+def _lock_key(conversation_id: int) -> list[int]:
+    """The key of the advisory lock that serialises a conversation's runs."""
+    return [_LOCK_NAMESPACE, conversation_id % 2**31]
 
 
 # The run's conversation's oldest unextracted messages, in order, read with the run (after
@@ -392,7 +373,8 @@ def _lock_conversation(conversation_id: int) -> None:
 # build than the same subquery as an expression.
 _UNREAD_MESSAGES_SQL = f"""
 SELECT json_agg(unread ORDER BY position) FROM (
-    SELECT id, position, role, content, speaker, sent_at FROM {Message._meta.db_table}
+    SELECT id, position, role, content, speaker, sent_at, embedding_model
+    FROM {Message._meta.db_table}
     WHERE conversation_id = {_CONVERSATION}.id AND position > {_CONVERSATION}.extracted_through
     ORDER BY position LIMIT %s
 ) unread
@@ -444,13 +426,19 @@ LEFT JOIN {Project._meta.db_table} p ON p.id = {_CONVERSATION}.project_id
 WHERE r.id = %s
 FOR UPDATE OF r
 """
+# The conversation's lock, then the run read under it: two statements, so that the read's
+# snapshot is taken once the lock is held (it sees what the run before committed), sent
+# together to save a round trip.
+_LOCK_AND_READ_SQL = f"SELECT pg_advisory_xact_lock(%s, %s);\n{_LOCKED_RUN_SQL}"
 
 
-def _locked_run(run_id: int) -> ExtractionRun:
-    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it; ``unread_messages`` and
-    ``message_before`` set on it."""
+def _locked_run(run_id: int, conversation_id: int) -> ExtractionRun:
+    """The run, locked, as ``_LOCKED_RUN_SQL`` reads it once its conversation is locked;
+    ``unread_messages`` and ``message_before`` set on it."""
+    window = max(settings.EXTRACTION_WINDOW_MESSAGES, 1)
     with connection.cursor() as cursor:
-        cursor.execute(_LOCKED_RUN_SQL, [max(settings.EXTRACTION_WINDOW_MESSAGES, 1), run_id])
+        cursor.execute(_LOCK_AND_READ_SQL, [*_lock_key(conversation_id), window, run_id])
+        cursor.nextset()
         row = cursor.fetchone()
     if row is None:
         raise ExtractionRun.DoesNotExist(f"No extraction run {run_id}")
@@ -547,7 +535,7 @@ def _extract(run: ExtractionRun) -> int | None:
         run.window_first, run.window_last = window[0].position, window[-1].position
     memory_settings = _memory_settings(conversation.owner)
     if window and memory_settings.memory_enabled and not conversation.temporary:
-        _embed_turns(window)
+        _embed_turns(window, run.unread_messages)  # type: ignore[attr-defined]
     reason = _skip_reason(run, window, memory_settings)
     if reason:
         run.status, run.skip_reason = RunStatus.SKIPPED, reason
@@ -581,14 +569,19 @@ def _extract(run: ExtractionRun) -> int | None:
     return window[-1].position if window else None
 
 
-def _embed_turns(window: list[WindowMessage]) -> None:
+def _embed_turns(window: list[WindowMessage], unread: list[dict[str, Any]]) -> None:
     """Embed the window's messages for episodic recall: the run that reads them does it, one
     batch per window, rather than a job for every batch a client posts. A failing provider
     loses nothing: the turns are found by keyword meanwhile, and ``embed_memories`` (which
-    covers messages) embeds what is missing."""
+    covers messages) embeds what is missing. Turns the current model embedded already (as
+    ``unread``, read with the run, shows) cost no query."""
     from conversations.jobs import embed_messages
 
+    model = {message["id"]: message["embedding_model"] for message in unread}
     try:
+        current = get_provider().model_name
+        if all(model[message.id] == current for message in window):
+            return
         # A savepoint: whatever fails here leaves the run's own transaction usable.
         with transaction.atomic():
             embed_messages([message.id for message in window])
@@ -620,17 +613,23 @@ def _is_sensitive(candidate: Candidate) -> bool:
     return REDACTED in text or contains_sensitive(text)
 
 
-def _save_result(run: ExtractionRun, extracted_through: int | None) -> None:
+def _save_result(run: ExtractionRun, extracted_through: int | None) -> bool:
+    """Save the run's result; whether it read a window (one not left for an extraction asked
+    by hand) after which unread messages are left for a follow-up run."""
+    parameters = {
+        **{field: getattr(run, field) for field in _RESULT_FIELDS},
+        "through": extracted_through,
+        "conversation": run.conversation_id,
+        "run": run.pk,
+        "active": [RunStatus.QUEUED, RunStatus.RUNNING],
+    }
     with connection.cursor() as cursor:
-        cursor.execute(
-            _SAVE_RESULT_SQL,
-            {
-                **{field: getattr(run, field) for field in _RESULT_FIELDS},
-                "through": extracted_through,
-                "conversation": run.conversation_id,
-                "run": run.pk,
-            },
-        )
+        if extracted_through is None:
+            cursor.execute(_SAVE_RESULT_SQL, parameters)
+            return False
+        cursor.execute(_SAVE_AND_CHECK_SQL, parameters)
+        cursor.nextset()
+        return bool(cursor.fetchone()[0])
 
 
 def _record_failure(run_id: int, exc: Exception, started: float) -> ExtractionRun:
