@@ -53,7 +53,7 @@ from memories.retrieval import (  # noqa: E402
     embedded_with,
     exact_nearest_sql,
     hnsw_ef_search,
-    hnsw_nearest,
+    hnsw_nearest_sql,
     keyword_sql,
     member_project_ids,
     pool_buckets,
@@ -395,8 +395,7 @@ def explain(user_id: int, small_id: int, body: dict[str, object]) -> None:
                 set_ef_search(ef_search)
                 print(f"hnsw.ef_search = {ef_search}")
                 for bucket in buckets:
-                    nearest = hnsw_nearest(embedded, vector, depth, bucket)
-                    print(explain_analyze(*nearest.query.sql_with_params()))
+                    print(explain_analyze(*hnsw_nearest_sql(embedded, vector, depth, bucket)))
 
 
 def explain_analyze(sql: str, params: Sequence[Any]) -> str:

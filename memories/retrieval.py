@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import EmptyResultSet
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Avg, Count, FloatField, Func, Q, QuerySet
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from memories import side_connections
 from memories.embeddings import (
@@ -679,17 +678,18 @@ def hnsw_reaches(limit: int, size: int, buckets: Sequence[int] | None, table: st
     return HNSW_SAFETY * wanted * index_rows / max(size, 1) <= MAX_EF_SEARCH
 
 
-def hnsw_nearest(
+def hnsw_nearest_sql(
     embedded: QuerySet[Any, Any], vector: Sequence[float], limit: int, bucket: int | None
-) -> QuerySet[Any, Any]:
+) -> tuple[str, list[Any]]:
     """Nearest through the HNSW index of ``bucket``, or the table's one index (None); run
-    with ``hnsw.ef_search`` raised."""
+    with ``hnsw.ef_search`` raised (``vector_hits`` sends both in one round trip)."""
     if bucket is not None:
         embedded = embedded.filter(vector_bucket=bucket)
+    sql, params = embedded.values("id", "embedding").query.sql_with_params()
     return (
-        embedded.annotate(distance=CosineDistance("embedding", list(vector)))
-        .order_by("distance")
-        .values_list("id", "distance")[:limit]
+        "SELECT id, embedding <=> %s::vector AS distance "
+        f"FROM ({sql}) AS candidate ORDER BY distance LIMIT %s",
+        [vector_literal(vector), *params, limit],
     )
 
 
@@ -727,13 +727,22 @@ def vector_hits(
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     else:
-        with transaction.atomic():
-            set_ef_search(hnsw_ef_search(limit, size, buckets, table))
-            rows = [
-                row
-                for bucket in (buckets if buckets is not None else [None])
-                for row in hnsw_nearest(embedded, vector, limit, bucket)
-            ]
+        searches = [
+            hnsw_nearest_sql(embedded, vector, limit, bucket)
+            for bucket in (buckets if buckets is not None else [None])
+        ]
+        # The statements of one query string run as one transaction, so the search width set
+        # first holds for the searches after it: no BEGIN and COMMIT of their own.
+        sql = ";\n".join(
+            ["SELECT set_config('hnsw.ef_search', %s, true)", *(s for s, _ in searches)]
+        )
+        params = [str(hnsw_ef_search(limit, size, buckets, table))]
+        params += [param for _sql, search_params in searches for param in search_params]
+        rows = []
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            while cursor.nextset():
+                rows += cursor.fetchall()
         rows = sorted(rows, key=lambda row: (row[1], row[0]))[:limit]
     return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
 

@@ -355,9 +355,9 @@ def test_a_large_pool_is_searched_through_its_buckets_hnsw_indexes(alice, projec
     assert {memory_id for memory_id, _similarity in hits} == {personal.pk, shared.pk}
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
-        sql, params = retrieval.hnsw_nearest(
+        sql, params = retrieval.hnsw_nearest_sql(
             embedded_with(pool, model), vector, 10, vector_bucket(alice.pk)
-        ).query.sql_with_params()
+        )
         cursor.execute(f"EXPLAIN {sql}", params)
         plan_text = "\n".join(row[0] for row in cursor.fetchall())
     assert f"{HNSW_INDEX_PREFIX}{vector_bucket(alice.pk)}" in plan_text
