@@ -31,6 +31,7 @@ from django.db.models import Max, Q
 from django.db.models.expressions import RawSQL
 
 from conversations.models import Conversation, Message, MessageQuerySet, MessageRole
+from memories.fast_timestamps import read_timestamps_in_c
 from memories.models import one_line
 from memories.retrieval import (
     RECENCY_HALF_LIFE_DAYS,
@@ -219,6 +220,7 @@ def load_turns(ids: Sequence[int]) -> dict[int, tuple[Turn, Turn | None]]:
     if not ids:
         return {}
     with connection.cursor() as cursor:
+        read_timestamps_in_c(cursor)
         cursor.execute(_TURNS_SQL, [list(ids)])
         rows = cursor.fetchall()
     loaded = {}

@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.urls import reverse
@@ -50,6 +51,7 @@ from accounts.models import MemorySettings, TokenLimit
 from conversations.models import Conversation
 from memories import side_connections
 from memories.embeddings import fallback_degraded
+from memories.fast_timestamps import read_timestamps_in_c
 from memories.models import Kind, Memory, MemoryQuerySet, Scope, one_line
 from memories.permissions import memories_for_token
 from memories.retrieval import (
@@ -130,7 +132,14 @@ def load_candidates(pool: MemoryQuerySet, match_ids: Iterable[int]) -> list[Reca
     )
     # UNION ALL, not UNION: a pinned match comes twice, cheaper to drop here than to compare
     # every column of every row in the database.
-    rows = {row[0]: row for row in matched.union(pinned[:PINNED_LIMIT], all=True)}
+    try:
+        query = matched.union(pinned[:PINNED_LIMIT], all=True).query.sql_with_params()
+    except EmptyResultSet:  # No match, and a pool that can hold nothing.
+        return []
+    with connection.cursor() as cursor:
+        read_timestamps_in_c(cursor)
+        cursor.execute(*query)
+        rows = {row[0]: row for row in cursor.fetchall()}
     return [RecalledMemory(*row) for row in rows.values()]
 
 
