@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import MemorySettings
+from conversations.extraction import reconcile
 from conversations.extraction.runs import execute_run, extraction_request, run_batch
 from conversations.models import ExtractionRun
 from memories.embeddings import get_provider
@@ -75,6 +76,35 @@ def test_vector_near_duplicate_when_words_alone_do_not_match(alice: Any, setting
     assert run.merged == 1
     unrelated = _extract(conversation_with(alice, ("user", "I plan to visit Chengdu in May")))
     assert unrelated.created == 1
+
+
+def test_a_big_pool_finds_vector_near_duplicates_through_the_index_uncounted(
+    alice: Any, settings: Any, monkeypatch: Any
+) -> None:
+    """Over EXACT_SEARCH_MAX_ROWS, by the planner's estimate, the HNSW index is searched, with
+    its search width set in the same round trip and without counting the pool."""
+    monkeypatch.setattr(reconcile, "EXACT_SEARCH_MAX_ROWS", 2)
+    reconcile._pool_estimates.clear()
+    settings.MEMORY_DUPLICATE_JACCARD = 1.01  # words never match: only vectors decide
+    provider = get_provider()
+    for topic in ("chess", "sailing", "pottery", "climbing", "baking", "cycling"):
+        memory_create(owner=alice, content=f"Enjoys {topic} at weekends", kind="preference")
+    existing = memory_create(owner=alice, content="Plans to learn Rust", kind="goal")
+    Memory.objects.update(embedding_model=provider.model_name)
+    for memory in Memory.objects.all():
+        Memory.objects.filter(pk=memory.pk).update(embedding=provider.embed([memory.content])[0])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memoryapp_memory")
+
+    with CaptureQueriesContext(connection) as captured:
+        run = _extract(conversation_with(alice, ("user", "I plan to learn Rust")))
+
+    assert (run.merged, run.created) == (1, 0)
+    existing.refresh_from_db()
+    assert existing.evidence[-1]["quote"] == "I plan to learn Rust"
+    sent = [query["sql"] for query in captured]
+    assert any("set_config('hnsw.ef_search'" in sql and "LATERAL" in sql for sql in sent)
+    assert not any("LIMIT 2001) pool" in sql for sql in sent)
 
 
 def test_contradiction_supersedes_the_older_memory(alice: Any) -> None:
@@ -234,6 +264,7 @@ def test_a_run_costs_the_same_queries_for_two_candidates_or_eight(alice: Any) ->
         assert finished.created == len(goals)
         return len(captured)
 
+    queries("learn Go")  # The pool's size estimate is read once, then kept a few minutes.
     two = queries("learn Rust", "visit Chengdu in May")
     eight = queries(
         "buy a bicycle",
