@@ -44,6 +44,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
+from config.gc_tuning import freeze_startup_objects  # noqa: E402
 from memories import side_connections, statistics_cache  # noqa: E402
 from memories.embeddings import get_provider, vector_literal  # noqa: E402
 from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS  # noqa: E402
@@ -415,10 +416,12 @@ def _without_statistics_cache() -> None:
     statistics_cache.SECONDS = 0.0
 
 
-# What --without turns off, so that each trick's A/B can be run again.
+# What --without turns off, so that each trick's A/B can be run again ("gc-freeze": the
+# web server's freeze_startup_objects, which main() otherwise does as config/asgi.py).
 SPEED_TRICKS = {
     "side-connections": _without_side_connections,
     "statistics-cache": _without_statistics_cache,
+    "gc-freeze": lambda: None,
 }
 
 
@@ -457,6 +460,8 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SHOW shared_buffers")
         print(f"PostgreSQL shared_buffers: {cursor.fetchone()[0]}")
+    if "gc-freeze" not in args.without:
+        freeze_startup_objects()
     bodies = queries(args.requests + args.warmup)
     run_requests(secret, bodies[args.requests :])  # warm the caches and connections
     bodies = bodies[: args.requests]

