@@ -203,12 +203,15 @@ def _turn(row: tuple[Any, ...]) -> Turn:
 
 # Turns by id with the turn before each (if any) in one query: reading them apart took two
 # ORM queries of ~8 ms each in a preview (cProfile), most of it Django's and the planner's.
+# The participants by a subquery per turn, not a join: for a user with 5,000 conversations
+# the planner hashed all of them for 100 turns (1.0-1.5 ms; the subquery's 0.3 ms).
 _TURNS_SQL = (
     "SELECT turn.id, turn.conversation_id, turn.position, turn.role, turn.speaker, "
-    "turn.sent_at, turn.content, conversation.participants, before.id, before.role, "
-    "before.speaker, before.sent_at, before.content "
+    "turn.sent_at, turn.content, "
+    f"(SELECT participants FROM {Conversation._meta.db_table} AS conversation "
+    "WHERE conversation.id = turn.conversation_id), "
+    "before.id, before.role, before.speaker, before.sent_at, before.content "
     f"FROM {Message._meta.db_table} AS turn "
-    f"JOIN {Conversation._meta.db_table} AS conversation ON conversation.id = turn.conversation_id "
     f"LEFT JOIN {Message._meta.db_table} AS before "
     "ON before.conversation_id = turn.conversation_id AND before.position = turn.position - 1 "
     "WHERE turn.id = ANY(%s)"
