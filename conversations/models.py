@@ -47,6 +47,9 @@ class Conversation(models.Model):
                 fields=["owner", "external_id"], name="unique_conversation_external_id"
             )
         ]
+        # A user's latest conversations (their list, and the names a preview may be asked
+        # about) without sorting all of them: 5,000 took ~1 ms of each preview.
+        indexes = [models.Index(fields=["owner", "-created_at"], name="conversation_owner_latest")]
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
