@@ -363,14 +363,15 @@ def _select(
         else:
             chosen[scope].append((item, tokens))
             used[scope] += tokens
+    over = estimate_tokens(_render_chosen(chosen, request.fmt, cite=request.cite)) > request.budget
     for scope in TRIM_ORDER:
-        while (
-            chosen[scope]
-            and estimate_tokens(_render_chosen(chosen, request.fmt, cite=request.cite))
-            > request.budget
-        ):
+        while over and chosen[scope]:
             item, tokens = chosen[scope].pop()
             dropped.append({**_entry(item, tokens), "reason": "total_budget"})
+            over = (
+                estimate_tokens(_render_chosen(chosen, request.fmt, cite=request.cite))
+                > request.budget
+            )
     return chosen, dropped
 
 
