@@ -168,6 +168,9 @@ class RecalledMemory:
     valid_from: datetime
     last_accessed_at: datetime | None
     access_count: int
+    # Its evidence (JSON, maybe still as text): the messages it was extracted from, which
+    # the preview does not show again as past turns.
+    evidence: Any = None
     # Its metadata names the date of what it tells (``event_date``).
     event_dated: bool = False
 

@@ -393,15 +393,14 @@ def _render_chosen(
     )
 
 
-def evidence_message_ids(memory_ids: Sequence[int]) -> dict[int, set[int]]:
+def evidence_message_ids(memories: Iterable[RecalledMemory]) -> dict[int, set[int]]:
     """The messages each memory was extracted from (its evidence's message ids)."""
     found: dict[int, set[int]] = {}
-    if not memory_ids:
-        return found
-    for memory_id, evidence in Memory.objects.filter(pk__in=list(memory_ids)).values_list(
-        "pk", "evidence"
-    ):
-        messages = found.setdefault(memory_id, set())
+    for memory in memories:
+        evidence = memory.evidence
+        if isinstance(evidence, str):
+            evidence = json.loads(evidence)
+        messages = found.setdefault(memory.pk, set())
         for item in evidence if isinstance(evidence, list) else []:
             if not isinstance(item, dict):
                 continue
@@ -678,12 +677,12 @@ def _build(
     episodes: list[Episode] = []
     if episode_search is not None:
         search = episode_search(intent, now)
-        chosen_ids = [item.memory.pk for items in chosen.values() for item, _ in items]
-        covered = (
-            _drop_outscored_memories(chosen, search.episodes, evidence_message_ids(chosen_ids))
-            if search.episodes
-            else set()
-        )
+        covered: set[int] = set()
+        if search.episodes:
+            sources = evidence_message_ids(
+                item.memory for items in chosen.values() for item, _ in items
+            )
+            covered = _drop_outscored_memories(chosen, search.episodes, sources)
         used = sum(tokens for _item, tokens in chosen["conversation"])
         episodes = _select_episodes(
             search.episodes, covered, request, request.scope_budgets["conversation"] - used
