@@ -227,10 +227,15 @@ def load_turns(ids: Sequence[int]) -> dict[int, tuple[Turn, Turn | None]]:
         cursor.execute(_TURNS_SQL, [list(ids)])
         rows = cursor.fetchall()
     loaded = {}
+    # Each distinct list of participants decoded once: the turns of a search mostly come from
+    # conversations of the same people.
+    decoded: dict[str, Any] = {}
     for row in rows:
         pk, conversation_id, position, _role, _speaker, _sent, _content, participants = row[:8]
         if isinstance(participants, str):
-            participants = json.loads(participants)
+            if participants not in decoded:
+                decoded[participants] = json.loads(participants)
+            participants = decoded[participants]
         turn = _turn((*row[:7], participants))
         before_id, role, speaker, sent_at, content = row[8:]
         before = (
