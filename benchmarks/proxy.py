@@ -102,6 +102,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from accounts.models import ApiToken
+    from config.gc_tuning import freeze_startup_objects
     from tests.live_asgi import FakeUpstream, live_asgi_server
 
     settings.API_RATE_LIMIT = ""
@@ -111,6 +112,7 @@ def main() -> None:
     user = get_user_model().objects.get(pk=bench_id)
     secret = ApiToken.issue(user=user, name="bench proxy")[1]
     bodies = queries(args.requests + args.warmup)
+    freeze_startup_objects()  # As the web server's process does (config/asgi.py).
 
     with FakeUpstream() as upstream:
         settings.MEMORY_PROXY_UPSTREAM_URL = upstream.url
