@@ -424,8 +424,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="--worker: worker processes")
     parser.add_argument("--rounds", type=int, default=3, help="--worker: backlogs measured")
     parser.add_argument("--data", type=Path, default=DEV_DATA, help="--worker: LoCoMo file")
+    parser.add_argument(
+        "--without-gc-freeze",
+        action="store_true",
+        help="leave start-up objects to the collector (the worker freezes them): its A/B",
+    )
     args = parser.parse_args()
     setup_django()
+    if not args.without_gc_freeze:
+        from config.gc_tuning import freeze_startup_objects
+
+        freeze_startup_objects()  # As the worker's process does (config's qcluster).
     if args.worker:
         with benchmark_database("bench_extraction_worker"):
             bench_worker(args.data, args.copies, args.workers, args.rounds)
