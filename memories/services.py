@@ -59,6 +59,7 @@ from memories.models import (
     Scope,
     Status,
 )
+from memories.prepared_statements import prepared_cursor
 from memories.sensitive import screen
 from teams.models import Project
 
@@ -962,7 +963,7 @@ class MemoryWrites:
             }
             for m in rows
         ]
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(
                 self._WRITE_SQL, [_json_rows(new), _json_rows(changed), _events_rows(events)]
             )
@@ -971,28 +972,17 @@ class MemoryWrites:
 
     def _reserve_ids_and_lock(self) -> dict[int, Memory]:
         """Ids for the new memories first, so a pending one can name another it will
-        supersede; and the existing memories the changes touch, locked, by id. One round trip:
-        the two statements are sent together."""
+        supersede; and the existing memories the changes touch, locked, by id."""
         # The new memories have no id yet; every other target exists.
         existing = sorted({target.pk for _step, target, _detail in self._steps} - {None})
-        statements: list[str] = []
-        parameters: list[Any] = []
-        if self._new:
-            statements.append(self._RESERVE_IDS_SQL)
-            parameters += [Memory._meta.db_table, len(self._new)]
-        if existing:
-            statements.append(self._LOCK_SQL)
-            parameters.append(existing)
-        if not statements:
-            return {}
-        with connection.cursor() as cursor:
-            cursor.execute(";\n".join(statements), parameters)
+        with prepared_cursor() as cursor:
             if self._new:
+                cursor.execute(self._RESERVE_IDS_SQL, [Memory._meta.db_table, len(self._new)])
                 for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):
                     memory.pk = pk
-                cursor.nextset()
             if not existing:
                 return {}
+            cursor.execute(self._LOCK_SQL, [existing])
             locked = [Memory.from_db(connection.alias, self._LOCKED_FIELDS, row) for row in cursor]
         return {memory.pk: memory for memory in locked}
 

@@ -49,6 +49,7 @@ from conversations.models import (
     RunStatus,
 )
 from memories.embeddings import get_provider
+from memories.prepared_statements import prepared_cursor
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from teams.models import Project
@@ -324,11 +325,11 @@ _RESULT_FIELDS = [
 # The run's result and, when it read a window that is done with, the conversation's
 # extracted_through moved past it: one statement. The conversation's row is then locked
 # even when it had moved further (a batch stored while memory was paused), for the check
-# for a follow-up run (_SAVE_AND_CHECK_SQL).
+# for a follow-up run (_save_result).
 _SAVE_RESULT_SQL = f"""
 WITH advanced AS (
-    UPDATE {_CONVERSATION} SET extracted_through = GREATEST(extracted_through, %(through)s)
-    WHERE id = %(conversation)s AND %(through)s IS NOT NULL
+    UPDATE {_CONVERSATION} SET extracted_through = GREATEST(extracted_through, %(through)s::integer)
+    WHERE id = %(conversation)s AND %(through)s::integer IS NOT NULL
 )
 UPDATE {ExtractionRun._meta.db_table}
 SET {", ".join(f"{field} = %({field})s" for field in _RESULT_FIELDS)}
@@ -344,17 +345,12 @@ SELECT EXISTS (
     WHERE conversation_id = %(conversation)s AND status = ANY(%(active)s)
 )
 """
-# After a window read, the result saved and then what is left for a follow-up run: two
-# statements, sent together to save a round trip. The check's snapshot is taken once the
-# save holds the conversation's row, the lock ingestion takes: a batch stored before is
-# seen, and one stored after sees the run finished and asks for its own run.
-_SAVE_AND_CHECK_SQL = f"{_SAVE_RESULT_SQL};\n{_UNREAD_AND_NO_RUN_SQL}"
 
 
 def _mark_running(run_id: int) -> int | None:
     """Count the attempt and show the run as running (committed at once, so a failure or a
     killed worker leaves them); its conversation's id, or None when it already finished."""
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             _MARK_RUNNING_SQL, [RunStatus.RUNNING, timezone.now(), run_id, list(FINISHED)]
         )
@@ -427,18 +423,17 @@ WHERE r.id = %s
 FOR UPDATE OF r
 """
 # The conversation's lock, then the run read under it: two statements, so that the read's
-# snapshot is taken once the lock is held (it sees what the run before committed), sent
-# together to save a round trip.
-_LOCK_AND_READ_SQL = f"SELECT pg_advisory_xact_lock(%s, %s);\n{_LOCKED_RUN_SQL}"
+# snapshot is taken once the lock is held (it sees what the run before committed).
+_LOCK_SQL = "SELECT pg_advisory_xact_lock(%s, %s)"
 
 
 def _locked_run(run_id: int, conversation_id: int) -> ExtractionRun:
     """The run, locked, as ``_LOCKED_RUN_SQL`` reads it once its conversation is locked;
     ``unread_messages`` and ``message_before`` set on it."""
     window = max(settings.EXTRACTION_WINDOW_MESSAGES, 1)
-    with connection.cursor() as cursor:
-        cursor.execute(_LOCK_AND_READ_SQL, [*_lock_key(conversation_id), window, run_id])
-        cursor.nextset()
+    with prepared_cursor() as cursor:
+        cursor.execute(_LOCK_SQL, _lock_key(conversation_id))
+        cursor.execute(_LOCKED_RUN_SQL, [window, run_id])
         row = cursor.fetchone()
     if row is None:
         raise ExtractionRun.DoesNotExist(f"No extraction run {run_id}")
@@ -623,12 +618,14 @@ def _save_result(run: ExtractionRun, extracted_through: int | None) -> bool:
         "run": run.pk,
         "active": [RunStatus.QUEUED, RunStatus.RUNNING],
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
+        cursor.execute(_SAVE_RESULT_SQL, parameters)
         if extracted_through is None:
-            cursor.execute(_SAVE_RESULT_SQL, parameters)
             return False
-        cursor.execute(_SAVE_AND_CHECK_SQL, parameters)
-        cursor.nextset()
+        # After a window read, what is left for a follow-up run. The check's snapshot is taken
+        # once the save holds the conversation's row, the lock ingestion takes: a batch stored
+        # before is seen, and one stored after sees the run finished and asks for its own run.
+        cursor.execute(_UNREAD_AND_NO_RUN_SQL, parameters)
         return bool(cursor.fetchone()[0])
 
 
