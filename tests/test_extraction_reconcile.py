@@ -47,6 +47,30 @@ def test_near_duplicate_raises_confidence_and_keeps_the_evidence(alice: Any) -> 
     assert Memory.objects.count() == 1
 
 
+def test_only_candidates_no_memory_matches_by_words_are_embedded(
+    alice: Any, monkeypatch: Any
+) -> None:
+    """A candidate merged by words needs no vector; a new one is stored with its own, so it
+    needs no embedding job."""
+    memory_create(owner=alice, content="Prefers Vue over React", kind="preference")
+    provider = get_provider()
+    embedded: list[str] = []
+    embed = provider.embed
+    monkeypatch.setattr(provider, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+    conversation = conversation_with(
+        alice, ("user", "I prefer Vue over React. I plan to learn Rust this year.")
+    )
+
+    run = _extract(conversation)
+
+    assert (run.merged, run.created) == (1, 1)
+    created = Memory.objects.get(origin=Origin.EXTRACTED)
+    # (The turn itself is embedded too, for episodic recall.)
+    assert created.content in embedded
+    assert not any(text.startswith("Prefers Vue") for text in embedded)
+    assert created.embedding is not None and created.embedding_model == provider.model_name
+
+
 def test_confidence_never_exceeds_one(alice: Any) -> None:
     existing = memory_create(
         owner=alice, content="Prefers Vue over React", kind="preference", confidence=0.95

@@ -28,7 +28,7 @@ are all there or none are.
 A run's candidates are looked up together: one query finds, for every
 candidate of a pool, the memories sharing its rarest words and those about
 the same subject; one more finds vector neighbours for the candidates still
-unmatched. The decisions are then made in order in Python, seeing what the
+unmatched (only those are embedded). The decisions are then made in order in Python, seeing what the
 earlier candidates of the run created and superseded, and all writes go out
 together through ``MemoryWrites``.
 """
@@ -250,20 +250,25 @@ class Reconciler:
     def reconcile(self, candidates: list[Candidate]) -> Tally:
         if not candidates:
             return self.tally
-        vectors = self._embed([candidate.content for candidate in candidates])
+        vectors: list[list[float] | None] = [None] * len(candidates)
         lookups = [Lookup() for _candidate in candidates]
         by_scope: dict[str, list[int]] = defaultdict(list)
         for index, candidate in enumerate(candidates):
             by_scope[self._scope(candidate)].append(index)
         for scope, indexes in by_scope.items():
             self._find_words_and_subjects(scope, [candidates[i] for i in indexes], indexes, lookups)
-            unmatched = [
-                i
-                for i in indexes
-                if vectors[i] is not None and self._same_in(candidates[i], lookups[i]) is None
-            ]
-            if unmatched:
-                self._find_neighbours(scope, [vectors[i] for i in unmatched], unmatched, lookups)
+            # Only a candidate that no memory matches by words needs its vector: to look for
+            # neighbours, and to be stored with the memory it may become. (One created all
+            # the same, rarely, gets an embedding job.)
+            unmatched = [i for i in indexes if self._same_in(candidates[i], lookups[i]) is None]
+            if not unmatched:
+                continue
+            embedded = self._embed([candidates[i].content for i in unmatched])
+            for index, vector in zip(unmatched, embedded, strict=True):
+                vectors[index] = vector
+            searched = [i for i in unmatched if vectors[i] is not None]
+            if searched:
+                self._find_neighbours(scope, [vectors[i] for i in searched], searched, lookups)
         for candidate, lookup, vector in zip(candidates, lookups, vectors, strict=True):
             self._reconcile_one(candidate, lookup, vector)
         self.writes.save()
