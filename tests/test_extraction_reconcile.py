@@ -56,7 +56,12 @@ def test_only_candidates_no_memory_matches_by_words_are_embedded(
     provider = get_provider()
     embedded: list[str] = []
     embed = provider.embed
-    monkeypatch.setattr(provider, "embed", lambda texts: embedded.extend(texts) or embed(texts))
+
+    def recording(texts: list[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return embed(texts)
+
+    monkeypatch.setattr(provider, "embed", recording)
     conversation = conversation_with(
         alice, ("user", "I prefer Vue over React. I plan to learn Rust this year.")
     )
