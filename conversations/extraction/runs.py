@@ -40,6 +40,7 @@ from django.utils import timezone
 from accounts.models import MemorySettings
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
 from conversations.extraction.reconcile import Reconciler
+from conversations.extraction.unflushed_commits import COMMIT_WITHOUT_FLUSH
 from conversations.models import (
     Conversation,
     ExtractionRun,
@@ -301,7 +302,7 @@ _MARK_RUNNING_SQL = f"""
 UPDATE {ExtractionRun._meta.db_table}
 SET status = %s, attempts = attempts + 1, started_at = %s
 WHERE id = %s AND status <> ALL(%s)
-RETURNING conversation_id
+RETURNING conversation_id, {COMMIT_WITHOUT_FLUSH}
 """
 
 
@@ -424,7 +425,7 @@ FOR UPDATE OF r
 """
 # The conversation's lock, then the run read under it: two statements, so that the read's
 # snapshot is taken once the lock is held (it sees what the run before committed).
-_LOCK_SQL = "SELECT pg_advisory_xact_lock(%s, %s)"
+_LOCK_SQL = f"SELECT pg_advisory_xact_lock(%s, %s), {COMMIT_WITHOUT_FLUSH}"
 
 
 def _locked_run(run_id: int, conversation_id: int) -> ExtractionRun:
