@@ -16,6 +16,11 @@ by id): after five runs the server may keep one generic plan for a prepared
 statement, which would serve a pool of ten memories and one of a million alike.
 Reconciliation's searches stay unprepared (preparing them too gained nothing).
 
+The server plans a prepared statement again after a migration changes its tables; one that
+changes the type of a column it returns fails it instead ("cached plan must not change
+result type") until the connection is replaced (``DB_CONN_MAX_AGE``, a minute by default):
+a run that fails so is retried (runs.py). Restart the worker after such a migration.
+
 ``DATABASE_PREPARED_STATEMENTS=false`` turns it off, for a pooler that cannot
 keep prepared statements (PgBouncer before 1.21 in transaction mode): the
 cursor is then Django's own.
