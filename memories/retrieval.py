@@ -424,7 +424,7 @@ def keyword_sql(
     max_hits: int | None = None,
 ) -> tuple[str, list[Any]] | None:
     """SQL and parameters of (id, BM25 score) of the memories matching any term of ``text``,
-    best first, ties by id; None if there is nothing to match.
+    best first, ties by id; None if there is nothing to match (no term, or no row).
 
     Okapi BM25 (BM25_K1, BM25_B) with a term's presence for its frequency (memories are
     short: a word rarely comes twice): each term weighs its inverse document frequency
@@ -452,6 +452,8 @@ def keyword_sql(
         return None
     # Over the whole pool, before it is narrowed to the matches: idf needs all its rows.
     size, average_length = corpus or corpus_statistics(memories)
+    if size == 0:
+        return None  # An empty pool (a user who stored no messages yet) matches nothing.
     any_term = " | ".join(term.tsquery for term in terms)
     table = connection.ops.quote_name(table_name)
     if access:

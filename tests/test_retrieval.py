@@ -237,6 +237,19 @@ def test_keyword_search_ranks_by_bm25_any_term_matching(alice):
     assert [memory_id for memory_id, _score in hits] == [chinese.pk]
 
 
+def test_an_empty_pool_is_not_searched(alice):
+    """Counting the pool (small pools are counted) finds it empty: no search follows."""
+    from django.test.utils import CaptureQueriesContext
+
+    from memories import retrieval
+
+    remember(alice, "Bridge photos")
+    with CaptureQueriesContext(connection) as captured:
+        assert retrieval.keyword_sql(candidates(alice).filter(pk=-1), "bridge", 10) is None
+    assert not any("WITH hit" in query["sql"] for query in captured)
+    assert retrieval.keyword_sql(candidates(alice), "bridge", 10) is not None
+
+
 def test_the_keyword_indexes_keep_no_pending_list():
     """Every search would read a GIN index's pending list in full (migration 0007)."""
     from django.db import connection
