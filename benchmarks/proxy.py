@@ -5,13 +5,14 @@ the time to the first streamed byte, each against calling the (fake) upstream di
     python benchmarks/proxy.py --memories 100000    # the issue's size (a long fill, once)
 
 The default is 10,000 memories (of 20,000 rows) because the machine it was written on is
-shared; --memories 100000 gives the issue's figure. Runs against ``memoryapp_bench``
-(benchmarks/recall_speed.py fills it). The server is the real ASGI application under
-uvicorn, the upstream a tiny local HTTP server; both run in threads of this process, as
-does the client, so the figures include some waiting for Python's interpreter lock.
-Each request is a real chat: a token is authenticated, the injection preview runs on the
-last user message and 3 before it, the block joins the system message, and the exchange
-is stored afterwards.
+shared; --memories 100000 gives the issue's figure. Runs against its own database,
+``memoryapp_bench_proxy``, filled as benchmarks/recall_speed.py fills its own (kept and
+reused while its size matches), so the two fills do not replace each other. The server is
+the real ASGI application under uvicorn, the upstream a tiny local HTTP server; both run in
+threads of this process, as does the client, so the figures include some waiting for
+Python's interpreter lock. Each request is a real chat: a token is authenticated, the
+injection preview runs on the last user message and 3 before it, the block joins the system
+message, and the exchange is stored afterwards.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def main() -> None:
 
     settings.API_RATE_LIMIT = ""
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per request otherwise
-    use_bench_database()
+    use_bench_database("memoryapp_bench_proxy")
     bench_id, _small_id = fill(args.memories * 2, args.memories)
     user = get_user_model().objects.get(pk=bench_id)
     secret = ApiToken.issue(user=user, name="bench proxy")[1]

@@ -93,9 +93,9 @@ REBUILT_INDEXES = (
 KINDS = ["preference", "fact", "lesson", "decision", "pattern", "goal", "context"]
 
 
-def use_bench_database() -> None:
-    """Create (or reuse) and migrate ``memoryapp_bench``; point the connection at it."""
-    settings.DATABASES["default"]["TEST"].update(NAME="memoryapp_bench")
+def use_bench_database(name: str = "memoryapp_bench") -> None:
+    """Create (or reuse) and migrate the database ``name``; point the connection at it."""
+    settings.DATABASES["default"]["TEST"].update(NAME=name)
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=True, serialize=False)
 
 
@@ -122,7 +122,10 @@ def fill(total: int, user_rows: int) -> tuple[int, int]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memoryapp_memory")
         if cursor.fetchone()[0] == total + 50:
-            print(f"Reusing the {total + 50:,} rows already in memoryapp_bench.", flush=True)
+            print(
+                f"Reusing the {total + 50:,} rows already in {connection.settings_dict['NAME']}.",
+                flush=True,
+            )
             return bench.pk, small.pk
     with connection.cursor() as cursor:
         # Before deleting the other users: the ORM would delete their memories one by one.
@@ -143,7 +146,7 @@ def fill(total: int, user_rows: int) -> tuple[int, int]:
         )
         index_definitions = cursor.fetchall()
         assert len(index_definitions) == len(REBUILT_INDEXES), (
-            "an earlier fill broke off: drop memoryapp_bench"
+            f"an earlier fill broke off: drop {connection.settings_dict['NAME']}"
         )
         for name, _definition in index_definitions:
             cursor.execute(f"DROP INDEX {name}")
@@ -239,7 +242,10 @@ def fill_messages(bench_id: int, count: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memoryapp_message")
         if cursor.fetchone()[0] == count:
-            print(f"Reusing the {count:,} messages already in memoryapp_bench.", flush=True)
+            print(
+                f"Reusing the {count:,} messages already in {connection.settings_dict['NAME']}.",
+                flush=True,
+            )
             return
         # Not TRUNCATE ... CASCADE of the conversations: it would empty the memories too.
         cursor.execute("TRUNCATE memoryapp_message CASCADE")
