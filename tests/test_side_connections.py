@@ -42,3 +42,31 @@ def test_once_the_pool_takes_no_more_work_it_runs_on_the_caller():
         side_connections._executor = None
 
     assert ran_in == [thread_name()]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_side_connection_is_health_checked_only_after_being_idle(settings, monkeypatch):
+    from django.db import connection
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    settings.MEMORY_SIDE_CONNECTIONS = 1
+    side_connections.finish()
+    checks: list[str] = []
+    is_usable = DatabaseWrapper.is_usable
+    monkeypatch.setattr(
+        DatabaseWrapper, "is_usable", lambda self: checks.append(thread_name()) or is_usable(self)
+    )
+
+    def query() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+
+    try:
+        side_connections.start(query).result()  # A new connection: healthy.
+        side_connections.start(query).result()  # Just used: not checked again.
+        assert checks == []
+        monkeypatch.setattr(side_connections, "RECHECK_AFTER_IDLE_SECONDS", 0.0)
+        side_connections.start(query).result()
+        assert len(checks) == 1 and checks[0].startswith("side-connection")
+    finally:
+        side_connections.finish()
