@@ -8,17 +8,19 @@ The default is 10,000 memories (of 20,000 rows) because the machine it was writt
 shared; --memories 100000 gives the issue's figure. Runs against its own database,
 ``memoryapp_bench_proxy``, filled as benchmarks/recall_speed.py fills its own (kept and
 reused while its size matches), so the two fills do not replace each other. The server is
-the real ASGI application under uvicorn, the upstream a tiny local HTTP server; both run in
-threads of this process, as does the client, so the figures include some waiting for
-Python's interpreter lock. Each request is a real chat: a token is authenticated, the
-injection preview runs on the last user message and 3 before it, the block joins the system
-message, and the exchange is stored afterwards.
+the real ASGI application under uvicorn, taking connections from a pool as config/asgi.py
+sets it up (``MEMORYAPP_CONNECTION_POOL=false``: a connection per thread instead), the
+upstream a tiny local HTTP server; both run in threads of this process, as does the client,
+so the figures include some waiting for Python's interpreter lock. Each request is a real
+chat: a token is authenticated, the injection preview runs on the last user message and 3
+before it, the block joins the system message, and the exchange is stored afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import sys
 import time
@@ -26,6 +28,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from config.database import POOL_VARIABLE
+
+# Connections from a pool, as config/asgi.py gives the web server's process (set before
+# recall_speed sets Django up).
+os.environ.setdefault(POOL_VARIABLE, "true")
 
 import httpx2
 from recall_speed import (  # sets Django up: models are imported in main()
