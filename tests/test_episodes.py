@@ -84,6 +84,19 @@ def test_past_turns_follow_the_memories_in_their_own_section(alice):
     assert result["tokens"]["episodes"] == episode["tokens"] > 0
 
 
+def test_a_turn_nobody_named_is_said_by_its_role_in_the_active_language(alice):
+    from django.utils import translation
+
+    conversation, (turn,) = chat(alice, ("assistant", "The ferry leaves Piraeus at seven"))
+    conversation.participants = []
+    conversation.save(update_fields=["participants"])
+
+    assert preview(alice, "ferry Piraeus")["episodes"][0]["speaker"] == "Assistant"
+    with translation.override("zh-hans"):
+        assert preview(alice, "ferry Piraeus")["episodes"][0]["speaker"] == "助手"
+    assert episode_ids(preview(alice, "ferry Piraeus")) == [turn.pk]
+
+
 def test_formats_show_the_section(alice):
     chat(alice, ("user", "Our wedding is at the Lakeside <Inn>"))
 
