@@ -111,7 +111,9 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from accounts.models import ApiToken
+    from api.proxy import CLIENT as PROXY_CLIENT
     from config.gc_tuning import freeze_startup_objects
+    from conversations.models import Conversation
     from tests.live_asgi import FakeUpstream, live_asgi_server
 
     settings.API_RATE_LIMIT = ""
@@ -119,6 +121,9 @@ def main() -> None:
     use_bench_database("memoryapp_bench_proxy")
     bench_id, _small_id = fill(args.memories * 2, args.memories)
     user = get_user_model().objects.get(pk=bench_id)
+    # Each run starts from the same past: without the chats earlier runs stored (2,000
+    # messages a run), which every preview would search as past turns.
+    Conversation.objects.filter(owner=user, client=PROXY_CLIENT).delete()
     secret = ApiToken.issue(user=user, name="bench proxy")[1]
     bodies = queries(args.requests + args.warmup)
     freeze_startup_objects()  # As the web server's process does (config/asgi.py).
