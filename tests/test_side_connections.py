@@ -53,9 +53,12 @@ def test_a_side_connection_is_health_checked_only_after_being_idle(settings, mon
     side_connections.finish()
     checks: list[str] = []
     is_usable = DatabaseWrapper.is_usable
-    monkeypatch.setattr(
-        DatabaseWrapper, "is_usable", lambda self: checks.append(thread_name()) or is_usable(self)
-    )
+
+    def counted_is_usable(self: DatabaseWrapper) -> bool:
+        checks.append(thread_name())
+        return is_usable(self)
+
+    monkeypatch.setattr(DatabaseWrapper, "is_usable", counted_is_usable)
 
     def query() -> None:
         with connection.cursor() as cursor:
