@@ -7,8 +7,9 @@
 ``--messages N`` stores N messages (past turns) in conversations of the bench user, made
 the same way, so each preview also searches them (episodic recall).
 
-Runs against its own database (``memoryapp_bench`` on the same server), so the
-development data is untouched; the fill is kept and reused while its size matches.
+Runs against its own database (``memoryapp_bench``, or ``memoryapp_bench_messages`` with
+``--messages``, on the same server), so the development data is untouched; each fill is kept
+and reused while its size matches, and the two runs do not refill each other's.
 Rows are made inside PostgreSQL: each memory is 6-10 words drawn (skewed, so
 some words are common) from an English and Chinese vocabulary, and its vector
 is the sum of its words' local-provider vectors, which is exactly what the
@@ -455,7 +456,7 @@ def main() -> None:
         print(f"Without {trick}")
     settings.API_RATE_LIMIT = ""
     settings.ALLOWED_HOSTS = ["*"]
-    use_bench_database()
+    use_bench_database("memoryapp_bench_messages" if args.messages else "memoryapp_bench")
     total = int(FULL_ROWS * args.scale)
     user_rows = int(FULL_USER_ROWS * args.scale)
     bench_id, small_id = fill(total, user_rows)
