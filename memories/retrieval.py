@@ -43,7 +43,6 @@ from django.db import connection
 from django.db.models import Avg, Count, FloatField, Func, Q, QuerySet
 from django.utils import timezone
 
-from memories import side_connections
 from memories.embeddings import (
     FIX_COMMAND,
     EmbeddingError,
@@ -51,6 +50,7 @@ from memories.embeddings import (
     get_provider,
     vector_literal,
 )
+from memories.fast_timestamps import read_timestamps_in_c
 from memories.filters import NO_FILTERS, MemoryFilters
 from memories.models import (
     HNSW_INDEX_PREFIX,
@@ -174,8 +174,6 @@ class RecalledMemory:
     # Its metadata names the date of what it tells (``event_date``).
     event_dated: bool = False
 
-
-T = TypeVar("T")
 
 # What scored() reads: a whole memory, or just those columns.
 MemoryT = TypeVar("MemoryT", Memory, RecalledMemory)
@@ -703,15 +701,29 @@ def set_ef_search(value: int) -> None:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(value)}")
 
 
-def vector_hits(
+@dataclass(frozen=True)
+class VectorSearch:
+    """The SQL of (id, cosine distance) of the nearest rows, nearest first (ties by id), and
+    the ``hnsw.ef_search`` it is run with (None: exact ranking, no index)."""
+
+    sql: str
+    params: list[Any]
+    ef_search: int | None
+
+    @property
+    def plan(self) -> str:
+        return "exact" if self.ef_search is None else "hnsw"
+
+
+def vector_search(
     memories: QuerySet[Any, Any],
     vector: Sequence[float],
     model_name: str,
     limit: int,
     buckets: Sequence[int] | None = ALL_BUCKETS,
     exact_limit: int | None = None,
-) -> tuple[list[tuple[int, float]], str]:
-    """(id, cosine similarity) of the nearest memories, best first, and the plan used.
+) -> VectorSearch:
+    """How to find the ``limit`` nearest of ``memories`` to ``vector``.
 
     ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``); None for
     a table with one HNSW index (messages). ``exact_limit``: a lower limit than
@@ -726,29 +738,50 @@ def vector_hits(
         if plan == "hnsw" and size <= EXACT_VECTOR_LIMIT:
             plan = "hnsw" if hnsw_reaches(limit, size, buckets, table) else "exact"
     if plan == "exact":
-        sql, params = exact_nearest_sql(embedded, vector, limit)
-        with connection.cursor() as cursor:
+        return VectorSearch(*exact_nearest_sql(embedded, vector, limit), None)
+    searches = [
+        hnsw_nearest_sql(embedded, vector, limit, bucket)
+        for bucket in (buckets if buckets is not None else [None])
+    ]
+    return VectorSearch(
+        "SELECT id, distance FROM ("
+        + " UNION ALL ".join(f"({sql})" for sql, _params in searches)
+        + ") AS bucket_hits ORDER BY distance, id LIMIT %s",
+        [*(param for _sql, params in searches for param in params), limit],
+        hnsw_ef_search(limit, size, buckets, table),
+    )
+
+
+def run_with_width(sql: str, params: Sequence[Any], ef_search: int | None) -> list[tuple[Any, ...]]:
+    """The rows of ``sql``, with ``hnsw.ef_search`` set for it first (None: as it is).
+
+    The statements of one query string run as one transaction, so the search width set
+    first holds for the statement after it: no BEGIN and COMMIT of their own."""
+    with connection.cursor() as cursor:
+        read_timestamps_in_c(cursor)
+        if ef_search is None:
             cursor.execute(sql, params)
-            rows = cursor.fetchall()
-    else:
-        searches = [
-            hnsw_nearest_sql(embedded, vector, limit, bucket)
-            for bucket in (buckets if buckets is not None else [None])
-        ]
-        # The statements of one query string run as one transaction, so the search width set
-        # first holds for the searches after it: no BEGIN and COMMIT of their own.
-        sql = ";\n".join(
-            ["SELECT set_config('hnsw.ef_search', %s, true)", *(s for s, _ in searches)]
+            return cursor.fetchall()
+        cursor.execute(
+            f"SELECT set_config('hnsw.ef_search', %s, true);\n{sql}", [str(ef_search), *params]
         )
-        params = [str(hnsw_ef_search(limit, size, buckets, table))]
-        params += [param for _sql, search_params in searches for param in search_params]
-        rows = []
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            while cursor.nextset():
-                rows += cursor.fetchall()
-        rows = sorted(rows, key=lambda row: (row[1], row[0]))[:limit]
-    return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], plan
+        cursor.nextset()
+        return cursor.fetchall()
+
+
+def vector_hits(
+    memories: QuerySet[Any, Any],
+    vector: Sequence[float],
+    model_name: str,
+    limit: int,
+    buckets: Sequence[int] | None = ALL_BUCKETS,
+    exact_limit: int | None = None,
+) -> tuple[list[tuple[int, float]], str]:
+    """(id, cosine similarity) of the nearest memories, best first, and the plan used
+    (``vector_search`` says which)."""
+    search = vector_search(memories, vector, model_name, limit, buckets, exact_limit)
+    rows = run_with_width(search.sql, search.params, search.ef_search)
+    return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], search.plan
 
 
 def fuse(
@@ -906,13 +939,23 @@ def similar_memories(
     return [(memory_id, sim) for memory_id, sim in found if sim >= min_similarity], None
 
 
+# What a search statement returns by default: each row found, with its BM25 score (None: no
+# keyword match), its cosine distance (None: not among the nearest) and whether the caller
+# wanted it whatever the query (``rank``'s ``also``). A caller's own ``rows_sql`` reads the
+# same ``found`` and may add columns after these four (``found.*``).
+FOUND_ROWS = "SELECT * FROM found"
+_NOTHING = "SELECT NULL::bigint AS id, NULL::float8 AS score WHERE false"
+
+
 @dataclass
 class Ranking:
-    """The fused matches of a query: {id: match parts}, and how the search went."""
+    """The fused matches of a query: {id: match parts}, how the search went, and the columns
+    the search's ``rows_sql`` added for each row it found (by id)."""
 
     matches: dict[int, dict[str, Any]]
     degraded: Degraded | None
     timings_ms: dict[str, float]
+    rows: dict[int, tuple[Any, ...]] = field(default_factory=dict)
 
 
 def rank(
@@ -926,6 +969,8 @@ def rank(
     weights: tuple[float, float] = (KEYWORD_WEIGHT, VECTOR_WEIGHT),
     max_match_rows: int | None = None,
     exact_vector_limit: int | None = None,
+    rows_sql: str = FOUND_ROWS,
+    also: QuerySet[Any, Any] | None = None,
 ) -> Ranking:
     """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
 
@@ -937,94 +982,118 @@ def rank(
     most this many rows (as statistics tell) for BM25 to score, whatever the table's size.
     ``exact_vector_limit``: as ``vector_hits``'s ``exact_limit``.
 
-    The keyword search runs on a side connection while this one runs the vector search."""
-    search = Search(memories, text, depth, access, buckets, max_match_rows, exact_vector_limit)
-    keyword = side_connections.start(search.keyword) if mode != "vector" else None
-    vector = search.vector() if mode != "keyword" else None
-    return fused(keyword.result() if keyword else None, vector, weights)
+    Both searches are one statement, one round trip: the caller reads what it needs of the
+    rows found in the same statement (``rows_sql``, a query of ``found``: FOUND_ROWS's
+    columns first), and rows it wants whatever the query (``also``: a queryset of their ids)
+    come with them, unranked. ``Ranking.rows``: those columns of the matches and of the rows
+    wanted. Searching memories and past turns side by side on two connections, each in one
+    statement, beat four searches on four connections on 2 cores
+    (benchmarks/recall_speed.py --scale 1 --messages 1000000)."""
+    started = time.perf_counter()
+    keyword = None
+    if mode != "vector":
+        keyword = keyword_sql(memories, text, depth, access, max_rows=max_match_rows)
+    vector, degraded = None, None
+    if mode != "keyword" and text.strip():
+        query_vector, degraded = _query_vector(text)
+        if query_vector is not None:
+            vector = vector_search(
+                memories,
+                query_vector,
+                get_provider().model_name,
+                depth,
+                buckets,
+                exact_vector_limit,
+            )
+    also_sql = _ids_sql(also)
+    rows: list[tuple[Any, ...]] = []
+    if keyword or vector or also_sql:
+        sql, params = search_sql(keyword, vector, also_sql, rows_sql)
+        rows = run_with_width(sql, params, vector.ef_search if vector else None)
+    minimum = settings.MEMORY_RECALL_MIN_SIMILARITY
+    keyword_list = sorted(
+        ((row[0], float(row[1])) for row in rows if row[1] is not None),
+        key=lambda hit: (-hit[1], hit[0]),
+    )
+    vector_list = [
+        (row[0], 1.0 - float(row[2]))
+        for row in sorted((row for row in rows if row[2] is not None), key=_by_distance)
+        if 1.0 - float(row[2]) >= minimum
+    ]
+    ranking = fused(
+        keyword_list if mode != "vector" else None,
+        vector_list if mode != "keyword" and degraded is None else None,
+        weights,
+        degraded,
+        {"search_ms": _ms_since(started)},
+    )
+    ranking.rows = {row[0]: row[4:] for row in rows if row[3] or row[0] in ranking.matches}
+    return ranking
 
 
-def start_ranking(
-    memories: QuerySet[Any, Any],
-    text: str,
-    *,
-    depth: int,
-    buckets: Sequence[int] | None = ALL_BUCKETS,
-    weights: tuple[float, float] = (KEYWORD_WEIGHT, VECTOR_WEIGHT),
-    max_match_rows: int | None = None,
-    exact_vector_limit: int | None = None,
-) -> Callable[[], Ranking]:
-    """``rank`` (hybrid) with both searches on side connections, so that the caller's goes on
-    with other work (the injection preview searches memories meanwhile); the function
-    returned waits for them and fuses the lists."""
-    search = Search(memories, text, depth, (), buckets, max_match_rows, exact_vector_limit)
-    keyword = side_connections.start(search.keyword)
-    vector = side_connections.start(search.vector)
-    return lambda: fused(keyword.result(), vector.result(), weights)
+def _by_distance(row: tuple[Any, ...]) -> tuple[float, int]:
+    return (row[2], row[0])
 
 
-@dataclass(frozen=True)
-class Search:
-    """A query's keyword and vector search of ``memories`` (``rank`` says what each is)."""
+def _ids_sql(ids: QuerySet[Any, Any] | None) -> tuple[str, list[Any]] | None:
+    if ids is None:
+        return None
+    try:
+        sql, params = ids.query.sql_with_params()
+    except EmptyResultSet:  # A pool that can hold nothing.
+        return None
+    return sql, list(params)
 
-    memories: QuerySet[Any, Any]
-    text: str
-    depth: int
-    access: Sequence[str]
-    buckets: Sequence[int] | None
-    max_match_rows: int | None
-    exact_vector_limit: int | None
 
-    def keyword(self) -> tuple[list[tuple[int, float]], float]:
-        """The hits, and how long they took (ms)."""
-        return _timed(
-            keyword_hits,
-            self.memories,
-            self.text,
-            self.depth,
-            self.access,
-            self.max_match_rows,
-        )
-
-    def vector(self) -> tuple[tuple[list[tuple[int, float]], Degraded | None], float]:
-        """The hits and why vectors could not be used (if so), and how long it took (ms)."""
-        return _timed(
-            similar_memories,
-            self.memories,
-            self.text,
-            limit=self.depth,
-            min_similarity=settings.MEMORY_RECALL_MIN_SIMILARITY,
-            buckets=self.buckets,
-            exact_limit=self.exact_vector_limit,
-        )
+def search_sql(
+    keyword: tuple[str, list[Any]] | None,
+    vector: VectorSearch | None,
+    also: tuple[str, list[Any]] | None,
+    rows_sql: str,
+) -> tuple[str, list[Any]]:
+    """One statement of the keyword search (``keyword_sql``), the vector search
+    (``vector_search``) and the ids ``also`` wanted: ``rows_sql`` reads ``found``, each row
+    of any of them with its BM25 score and its distance (None where a search did not find
+    it). Each search is MATERIALIZED: planned and run on its own, as alone."""
+    keyword_part, keyword_params = keyword or (_NOTHING, [])
+    vector_part, vector_params = (vector.sql, vector.params) if vector else (_NOTHING, [])
+    also_part, also_params = also or ("SELECT NULL::bigint AS id WHERE false", [])
+    return (
+        f"WITH keyword (id, score) AS MATERIALIZED ({keyword_part}), "
+        f"nearest (id, distance) AS MATERIALIZED ({vector_part}), "
+        f"also (id) AS MATERIALIZED ({also_part}), "
+        "found AS (SELECT id, keyword.score AS keyword_score, nearest.distance, "
+        "also.id IS NOT NULL AS wanted "
+        "FROM keyword FULL JOIN nearest USING (id) FULL JOIN also USING (id)) "
+        f"{rows_sql}",
+        [*keyword_params, *vector_params, *also_params],
+    )
 
 
 def fused(
-    keyword_search: tuple[list[tuple[int, float]], float] | None,
-    vector_search: tuple[tuple[list[tuple[int, float]], Degraded | None], float] | None,
+    keyword: list[tuple[int, float]] | None,
+    vector: list[tuple[int, float]] | None,
     weights: tuple[float, float],
+    degraded: Degraded | None = None,
+    timings: dict[str, float] | None = None,
 ) -> Ranking:
-    """The ranking of the searches run (None: not run), as ``Search`` returns them."""
-    timings: dict[str, float] = {}
-    ranked_lists: list[list[int]] = []
-    list_weights: list[float] = []
-    keyword: list[tuple[int, float]] = []
-    vector: list[tuple[int, float]] = []
-    degraded: Degraded | None = None
-    if vector_search is not None:
-        (vector, degraded), timings["vector_ms"] = vector_search
-    if keyword_search is not None:
-        keyword, timings["keyword_ms"] = keyword_search
-        ranked_lists.append([memory_id for memory_id, _rank in keyword])
-        list_weights.append(weights[0])
-    if vector_search is not None and degraded is None:
-        ranked_lists.append([memory_id for memory_id, _sim in vector])
-        list_weights.append(weights[1])
+    """The ranking of the lists searched (None: not searched, or vectors unusable): the
+    keyword list (id, BM25 score) and the vector list (id, similarity), each best first,
+    weighed in the fusion by ``weights``."""
+    searched = [
+        (hits, weight)
+        for hits, weight in zip((keyword, vector), weights, strict=True)
+        if hits is not None
+    ]
     # Normalised so that a memory ranked first by every list searched has relevance 1.
-    best = (sum(list_weights) or 1.0) / (RRF_K + 1)
-    keyword_rank = {memory_id: n for n, (memory_id, _) in enumerate(keyword, start=1)}
-    vector_rank = {memory_id: n for n, (memory_id, _) in enumerate(vector, start=1)}
-    similarity = dict(vector)
+    best = (sum(weight for _hits, weight in searched) or 1.0) / (RRF_K + 1)
+    keyword_rank = {memory_id: n for n, (memory_id, _) in enumerate(keyword or (), start=1)}
+    vector_rank = {memory_id: n for n, (memory_id, _) in enumerate(vector or (), start=1)}
+    similarity = dict(vector or ())
+    fused_values = fuse(
+        [[memory_id for memory_id, _score in hits] for hits, _weight in searched],
+        [weight for _hits, weight in searched],
+    )
     matches = {
         memory_id: {
             "relevance": min(1.0, value / best),
@@ -1032,9 +1101,9 @@ def fused(
             "vector_rank": vector_rank.get(memory_id),
             "similarity": round(similarity[memory_id], 6) if memory_id in similarity else None,
         }
-        for memory_id, value in fuse(ranked_lists, list_weights).items()
+        for memory_id, value in fused_values.items()
     }
-    return Ranking(matches, degraded, timings)
+    return Ranking(matches, degraded, timings or {})
 
 
 NO_MATCH = {"relevance": 0.0, "keyword_rank": None, "vector_rank": None, "similarity": None}
@@ -1042,12 +1111,6 @@ NO_MATCH = {"relevance": 0.0, "keyword_rank": None, "vector_rank": None, "simila
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
-
-
-def _timed(work: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float]:
-    """``work``'s result, and how long it took (ms)."""
-    started = time.perf_counter()
-    return work(*args, **kwargs), _ms_since(started)
 
 
 def _dated(memory: Memory | RecalledMemory) -> bool:

@@ -27,20 +27,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db import connection
 from django.db.models import Q, Subquery
-from django.db.models.expressions import RawSQL
 from django.utils.translation import get_language, override
 
 from conversations.models import Conversation, Message, MessageQuerySet, MessageRole
-from memories.fast_timestamps import read_timestamps_in_c
+from memories import side_connections
 from memories.models import one_line
 from memories.retrieval import (
     RECENCY_HALF_LIFE_DAYS,
     WEIGHTS,
     QueryIntent,
     Ranking,
-    start_ranking,
+    rank,
 )
 from teams.models import Project
 
@@ -79,13 +77,6 @@ class Turn:
     text: str
 
 
-class Unset:
-    pass
-
-
-UNSET = Unset()
-
-
 @dataclass
 class Episode:
     """A past turn that answers the query, and the one it answers (``reply_to``) if shown."""
@@ -95,9 +86,9 @@ class Episode:
     parts: dict[str, Any]
     reply_to: Turn | None = None
     tokens: int = 0
-    # The turn before it in its conversation, read with it (``load_turns``): ``with_context``
-    # then needs no query. Unset: not read yet.
-    before: Turn | Unset | None = field(default=UNSET, repr=False)
+    # The turn before it in its conversation (None for the first), read with it by the
+    # search (``TURNS_SQL``): ``with_context`` decides whether to show it.
+    before: Turn | None = field(default=None, repr=False)
 
     @property
     def message_ids(self) -> list[int]:
@@ -187,18 +178,6 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_TURN_CHARS else text[: MAX_TURN_CHARS - 1].rstrip() + "…"
 
 
-_TURN_COLUMNS = (
-    "id",
-    "conversation_id",
-    "position",
-    "role",
-    "speaker",
-    "sent_at",
-    "content",
-    "conversation__participants",
-)
-
-
 def _turn(row: tuple[Any, ...]) -> Turn:
     pk, conversation_id, position, role, speaker, sent_at, content, participants = row
     return Turn(
@@ -212,43 +191,36 @@ def _turn(row: tuple[Any, ...]) -> Turn:
     )
 
 
-# Turns by id with the turn before each (if any) in one query: reading them apart took two
-# ORM queries of ~8 ms each in a preview (cProfile), most of it Django's and the planner's.
+# The columns of each turn the search found (``retrieval.rank``'s ``rows_sql``), with the turn
+# before it (if any) and its conversation's participants, in the search's own statement.
 # The participants by a subquery per turn, not a join: for a user with 5,000 conversations
 # the planner hashed all of them for 100 turns (1.0-1.5 ms; the subquery's 0.3 ms).
-_TURNS_SQL = (
-    "SELECT turn.id, turn.conversation_id, turn.position, turn.role, turn.speaker, "
+TURNS_SQL = (
+    "SELECT found.*, turn.conversation_id, turn.position, turn.role, turn.speaker, "
     "turn.sent_at, turn.content, "
     f"(SELECT participants FROM {Conversation._meta.db_table} AS conversation "
     "WHERE conversation.id = turn.conversation_id), "
     "before.id, before.role, before.speaker, before.sent_at, before.content "
-    f"FROM {Message._meta.db_table} AS turn "
+    f"FROM found JOIN {Message._meta.db_table} AS turn ON turn.id = found.id "
     f"LEFT JOIN {Message._meta.db_table} AS before "
-    "ON before.conversation_id = turn.conversation_id AND before.position = turn.position - 1 "
-    "WHERE turn.id = ANY(%s)"
+    "ON before.conversation_id = turn.conversation_id AND before.position = turn.position - 1"
 )
 
 
-def load_turns(ids: Sequence[int]) -> dict[int, tuple[Turn, Turn | None]]:
-    """Each turn by id, with the turn before it in its conversation (None for the first)."""
-    if not ids:
-        return {}
-    with connection.cursor() as cursor:
-        read_timestamps_in_c(cursor)
-        cursor.execute(_TURNS_SQL, [list(ids)])
-        rows = cursor.fetchall()
+def read_turns(rows: dict[int, tuple[Any, ...]]) -> dict[int, tuple[Turn, Turn | None]]:
+    """Each turn of TURNS_SQL's ``rows`` (by id), with the turn before it (None for the first)."""
     loaded = {}
     # Each distinct list of participants decoded once: the turns of a search mostly come from
     # conversations of the same people.
     decoded: dict[str, Any] = {}
-    for row in rows:
-        pk, conversation_id, position, _role, _speaker, _sent, _content, participants = row[:8]
+    for pk, row in rows.items():
+        conversation_id, position, role, speaker, sent_at, content, participants = row[:7]
         if isinstance(participants, str):
             if participants not in decoded:
                 decoded[participants] = json.loads(participants)
             participants = decoded[participants]
-        turn = _turn((*row[:7], participants))
-        before_id, role, speaker, sent_at, content = row[8:]
+        turn = _turn((pk, conversation_id, position, role, speaker, sent_at, content, participants))
+        before_id, role, speaker, sent_at, content = row[7:]
         before = (
             None
             if before_id is None
@@ -267,32 +239,6 @@ def load_turns(ids: Sequence[int]) -> dict[int, tuple[Turn, Turn | None]]:
         )
         loaded[pk] = (turn, before)
     return loaded
-
-
-def previous_turns(turns: Sequence[Turn]) -> dict[int, Turn]:
-    """The turn before each of ``turns`` in its conversation, by the later turn's id."""
-    if not turns:
-        return {}
-    # By arrays, not an OR of (conversation, position) conditions: Django took ~50 ms to
-    # build that filter for a preview's 100 candidates (cProfile), the query itself < 1 ms.
-    wanted = RawSQL(
-        "SELECT message.id FROM memoryapp_message AS message "
-        "JOIN unnest(%s::bigint[], %s::int[]) AS turn (conversation_id, position) "
-        "ON message.conversation_id = turn.conversation_id AND message.position = turn.position",
-        (
-            [turn.conversation_id for turn in turns],
-            [turn.position - 1 for turn in turns],
-        ),
-    )
-    before = {
-        (row[1], row[2]): _turn(row)
-        for row in Message.objects.filter(pk__in=wanted).values_list(*_TURN_COLUMNS)
-    }
-    return {
-        turn.message_id: before[(turn.conversation_id, turn.position - 1)]
-        for turn in turns
-        if (turn.conversation_id, turn.position - 1) in before
-    }
 
 
 def answers(turn: Turn, previous: Turn) -> bool:
@@ -320,14 +266,9 @@ def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[f
     return round(score, 6), recency
 
 
-def start_episode_search(
-    pool: MessageQuerySet, query: str, *, depth: int
-) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
-    """Start searching the turns of ``pool`` that answer ``query`` on side connections (the
-    caller goes on meanwhile); the function returned takes the query's intent and the time
-    it is asked at and gives the turns, best first (ties by id), each with the turn it
-    answers when that helps (``answers``)."""
-    ranking = start_ranking(
+def search_episodes(pool: MessageQuerySet, query: str, *, depth: int) -> Ranking:
+    """The turns of ``pool`` that answer ``query``, with their columns (TURNS_SQL)."""
+    return rank(
         pool,
         query,
         depth=depth,
@@ -335,12 +276,23 @@ def start_episode_search(
         weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
         max_match_rows=EPISODE_MAX_MATCH_ROWS,
         exact_vector_limit=EPISODE_EXACT_VECTOR_LIMIT,
+        rows_sql=TURNS_SQL,
     )
-    return lambda intent, now: scored_episodes(ranking(), intent, now)
+
+
+def start_episode_search(
+    pool: MessageQuerySet, query: str, *, depth: int
+) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
+    """Start searching the turns of ``pool`` that answer ``query`` on a side connection (the
+    caller searches the memories meanwhile); the function returned takes the query's intent
+    and the time it is asked at and gives the turns, best first (ties by id), each with the
+    turn it answers when that helps (``answers``)."""
+    ranking = side_connections.start(search_episodes, pool, query, depth=depth)
+    return lambda intent, now: scored_episodes(ranking.result(), intent, now)
 
 
 def scored_episodes(ranking: Ranking, intent: QueryIntent, now: datetime) -> EpisodeSearch:
-    turns = load_turns(list(ranking.matches))
+    turns = read_turns(ranking.rows)
     episodes = []
     for message_id, match in ranking.matches.items():
         if message_id not in turns:
@@ -365,13 +317,6 @@ def scored_episodes(ranking: Ranking, intent: QueryIntent, now: datetime) -> Epi
 
 def with_context(episodes: Sequence[Episode]) -> None:
     """Give each episode the turn it answers, when that helps (``answers``)."""
-    unread = [episode.turn for episode in episodes if isinstance(episode.before, Unset)]
-    previous = previous_turns(unread)
     for episode in episodes:
-        before = (
-            previous.get(episode.turn.message_id)
-            if isinstance(episode.before, Unset)
-            else episode.before
-        )
-        if before is not None and answers(episode.turn, before):
-            episode.reply_to = before
+        if episode.before is not None and answers(episode.turn, episode.before):
+            episode.reply_to = episode.before

@@ -41,9 +41,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
-from django.core.exceptions import EmptyResultSet
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
 from django.urls import reverse
 from django.utils import timezone
 
@@ -51,7 +51,6 @@ from accounts.models import MemorySettings, TokenLimit
 from conversations.models import Conversation
 from memories import side_connections
 from memories.embeddings import fallback_degraded
-from memories.fast_timestamps import read_timestamps_in_c
 from memories.models import Kind, Memory, MemoryQuerySet, Scope, one_line
 from memories.permissions import memories_for_token
 from memories.retrieval import (
@@ -107,68 +106,38 @@ QUERY_LOGGED_CHARS = 500
 PINNED_LIMIT = 100
 
 
-_RECALLED_COLUMNS = [
-    "id" if column.name == "pk" else column.name
-    for column in fields(RecalledMemory)
-    if column.name != "event_dated"
-]
-_EVENT_DATED = ExpressionWrapper(Q(metadata__has_key="event_date"), output_field=BooleanField())
-# The matched memories by id, as plain rows. Made once: the ORM took ~2 ms of a preview's
-# critical path to build it for a hundred ids (py-spy).
-_MATCHED_SQL = (
-    f"SELECT {', '.join(_RECALLED_COLUMNS)}, metadata ? 'event_date' "
-    f"FROM {Memory._meta.db_table} WHERE id = ANY(%s)"
+# The columns the preview scores and shows of each memory found (RecalledMemory's), read by
+# the search's own statement (``retrieval.rank``'s ``rows_sql``), as plain rows.
+RECALLED_SQL = (
+    "SELECT found.*, "
+    + ", ".join(
+        f"memory.{column.name}"
+        for column in fields(RecalledMemory)
+        if column.name not in ("pk", "event_dated")
+    )
+    + ", memory.metadata ? 'event_date' "
+    f"FROM found JOIN {Memory._meta.db_table} AS memory ON memory.id = found.id"
 )
 # The conversations whose participants' names a query may mention (the latest first).
 NAME_CONVERSATIONS = 200
 
 
-def pinned_memories(pool: MemoryQuerySet) -> list[RecalledMemory]:
-    """The first PINNED_LIMIT pinned memories of ``pool``: candidates whatever the query.
-    Read while the searches run (``side_connections.start``)."""
-    pinned = (
-        pool.filter(pinned=True)
-        .order_by("id")
-        .annotate(event_dated=_EVENT_DATED)
-        .values_list(*_RECALLED_COLUMNS, "event_dated")[:PINNED_LIMIT]
-    )
-    try:
-        query = pinned.query.sql_with_params()
-    except EmptyResultSet:  # A pool that can hold nothing.
-        return []
-    return _recalled(*query)
-
-
-def load_candidates(
-    pinned: Sequence[RecalledMemory], match_ids: Iterable[int]
-) -> list[RecalledMemory]:
-    """The ``pinned`` memories and the matched ones (the searches found them in the pool),
-    each once."""
-    pinned_ids = {memory.pk for memory in pinned}
-    wanted = [pk for pk in match_ids if pk not in pinned_ids]
-    matched = _recalled(_MATCHED_SQL, [wanted]) if wanted else []
-    return [*matched, *pinned]
-
-
-def _recalled(sql: str, params: Sequence[Any]) -> list[RecalledMemory]:
-    with connection.cursor() as cursor:
-        read_timestamps_in_c(cursor)
-        cursor.execute(sql, params)
-        return [RecalledMemory(*row) for row in cursor.fetchall()]
+def pinned_ids(pool: MemoryQuerySet) -> QuerySet[Any, Any]:
+    """The first PINNED_LIMIT pinned memories of ``pool``: candidates whatever the query."""
+    return pool.filter(pinned=True).order_by("id").values("id")[:PINNED_LIMIT]
 
 
 def participant_names(user: User, conversation: Conversation | None) -> set[str]:
     """The names of the people in ``user``'s latest conversations (and ``conversation``):
     who a query may be about (``retrieval.query_intent``)."""
-    latest = Conversation.objects.filter(owner=user, temporary=False).order_by("-created_at")
-    # Each distinct list once: most conversations have the same people, and decoding 200
-    # lists took ~2 ms of a preview.
-    lists = list(
-        Conversation.objects.filter(pk__in=latest.values("pk")[:NAME_CONVERSATIONS])
-        .order_by()
-        .values_list("participants", flat=True)
-        .distinct()
+    latest = (
+        Conversation.objects.filter(owner=user, temporary=False)
+        .order_by("-created_at")
+        .values_list(Cast("participants", TextField()), flat=True)[:NAME_CONVERSATIONS]
     )
+    # Each distinct list decoded once: most conversations have the same people, and decoding
+    # 200 lists took ~2 ms of a preview.
+    lists = [json.loads(participants) for participants in set(latest)]
     if conversation is not None:
         lists.append(conversation.participants)
     return {
@@ -674,19 +643,25 @@ def _build(
         access = access_lexemes(user, project_ids)
         # The pool's projects: the one the chat names, if any.
         buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
-        pinned = side_connections.start(pinned_memories, pool)
-        ranking = rank(pool, request.query, depth=request.depth, access=access, buckets=buckets)
+        ranking = rank(
+            pool,
+            request.query,
+            depth=request.depth,
+            access=access,
+            buckets=buckets,
+            rows_sql=RECALLED_SQL,
+            also=pinned_ids(pool),
+        )
         timings.update(ranking.timings_ms)
     intent = query_intent(request.query, names.result())
     degraded = None
     ranked: list[ScoredMemory[RecalledMemory]] = []
     if ranking is not None:
         degraded = ranking.degraded
+        candidates = [RecalledMemory(pk, *row) for pk, row in ranking.rows.items()]
         ranked = [
             item
-            for item in scored(
-                load_candidates(pinned.result(), ranking.matches), ranking.matches, now, intent
-            )
+            for item in scored(candidates, ranking.matches, now, intent)
             if item.memory.pinned or item.score >= request.min_score
         ]
         ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memories import retrieval, services, side_connections
@@ -292,34 +292,22 @@ def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatc
     retrieval._table_statistics.clear()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_keyword_search_runs_on_a_side_connection_beside_the_vector_search(
-    alice, settings, monkeypatch
-):
+def test_keyword_and_vector_search_are_one_statement(alice):
+    """One round trip: the database runs both searches, the caller waits once."""
     remember(alice, "I deploy the survey app with Docker Compose")
     remember(alice, "The cluster uses kubernetes")
-    keyword_threads = []
-    keyword_hits = retrieval.keyword_hits
 
-    def recording_keyword_hits(*args, **kwargs):
-        keyword_threads.append(threading.current_thread().name)
-        return keyword_hits(*args, **kwargs)
+    with CaptureQueriesContext(connection) as captured:
+        found = search_memories(alice, "docker kubernetes")
 
-    monkeypatch.setattr(retrieval, "keyword_hits", recording_keyword_hits)
-    beside = search_memories(alice, "docker kubernetes")
-    settings.MEMORY_SIDE_CONNECTIONS = 0
-    side_connections.finish()
-    in_turn = search_memories(alice, "docker kubernetes")
-
-    assert keyword_threads[0].startswith("side-connection")
-    assert keyword_threads[1] == threading.current_thread().name
-    assert [(item.memory.pk, item.parts) for item in beside.memories] == [
-        (item.memory.pk, item.parts) for item in in_turn.memories
-    ]
-    assert sorted(contents(beside)) == [
+    searches = [query["sql"] for query in captured if "WITH keyword" in query["sql"]]
+    assert len(searches) == 1
+    assert "<=>" in searches[0]  # the vector search, in the same statement
+    assert sorted(contents(found)) == [
         "I deploy the survey app with Docker Compose",
         "The cluster uses kubernetes",
     ]
+    assert all(item.parts["keyword_rank"] and item.parts["vector_rank"] for item in found.memories)
 
 
 def test_inside_a_transaction_keyword_search_stays_on_its_connection(alice):
