@@ -958,7 +958,7 @@ class Ranking:
     rows: dict[int, tuple[Any, ...]] = field(default_factory=dict)
 
 
-def rank(
+def prepare_search(
     memories: QuerySet[Any, Any],
     text: str,
     *,
@@ -971,8 +971,9 @@ def rank(
     exact_vector_limit: int | None = None,
     rows_sql: str = FOUND_ROWS,
     also: QuerySet[Any, Any] | None = None,
-) -> Ranking:
-    """Search ``memories`` by keyword and by vector (as ``mode`` says) and fuse the lists.
+) -> PreparedSearch:
+    """The search of ``memories`` by keyword and by vector (as ``mode`` says), whose ``run``
+    fuses the lists.
 
     ``access``: the searching user's access_lexemes (faster keyword search for a large user);
     ``buckets``: the vector buckets of their memories (``pool_buckets``; None for a table with
@@ -986,8 +987,9 @@ def rank(
     rows found in the same statement (``rows_sql``, a query of ``found``: FOUND_ROWS's
     columns first), and rows it wants whatever the query (``also``: a queryset of their ids)
     come with them, unranked. ``Ranking.rows``: those columns of the matches and of the rows
-    wanted. Searching memories and past turns side by side on two connections, each in one
-    statement, beat four searches on four connections on 2 cores
+    wanted. Made on the caller's connection, the statement may run on another (``run``):
+    the injection preview searches memories and past turns side by side on two connections,
+    which on 2 cores beat four searches on four connections
     (benchmarks/recall_speed.py --scale 1 --messages 1000000)."""
     started = time.perf_counter()
     keyword = None
@@ -1006,29 +1008,55 @@ def rank(
                 exact_vector_limit,
             )
     also_sql = _ids_sql(also)
-    rows: list[tuple[Any, ...]] = []
-    if keyword or vector or also_sql:
-        sql, params = search_sql(keyword, vector, also_sql, rows_sql)
-        rows = run_with_width(sql, params, vector.ef_search if vector else None)
-    minimum = settings.MEMORY_RECALL_MIN_SIMILARITY
-    keyword_list = sorted(
-        ((row[0], float(row[1])) for row in rows if row[1] is not None),
-        key=lambda hit: (-hit[1], hit[0]),
+    statement = (
+        search_sql(keyword, vector, also_sql, rows_sql) if keyword or vector or also_sql else None
     )
-    vector_list = [
-        (row[0], 1.0 - float(row[2]))
-        for row in sorted((row for row in rows if row[2] is not None), key=_by_distance)
-        if 1.0 - float(row[2]) >= minimum
-    ]
-    ranking = fused(
-        keyword_list if mode != "vector" else None,
-        vector_list if mode != "keyword" and degraded is None else None,
-        weights,
-        degraded,
-        {"search_ms": _ms_since(started)},
+    return PreparedSearch(
+        statement,
+        vector.ef_search if vector else None,
+        keyword=mode != "vector",
+        vector=mode != "keyword" and degraded is None,
+        degraded=degraded,
+        weights=weights,
+        started=started,
     )
-    ranking.rows = {row[0]: row[4:] for row in rows if row[3] or row[0] in ranking.matches}
-    return ranking
+
+
+@dataclass(frozen=True)
+class PreparedSearch:
+    """A search's statement (None: nothing to search), and how to fuse what it finds."""
+
+    statement: tuple[str, list[Any]] | None
+    ef_search: int | None
+    # Which lists were searched (the vector list only when vectors could be used).
+    keyword: bool
+    vector: bool
+    degraded: Degraded | None
+    weights: tuple[float, float]
+    started: float
+
+    def run(self) -> Ranking:
+        """Run the statement (on the current thread's connection) and fuse the lists."""
+        rows = run_with_width(*self.statement, self.ef_search) if self.statement else []
+        minimum = settings.MEMORY_RECALL_MIN_SIMILARITY
+        keyword_list = sorted(
+            ((row[0], float(row[1])) for row in rows if row[1] is not None),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        vector_list = [
+            (row[0], 1.0 - float(row[2]))
+            for row in sorted((row for row in rows if row[2] is not None), key=_by_distance)
+            if 1.0 - float(row[2]) >= minimum
+        ]
+        ranking = fused(
+            keyword_list if self.keyword else None,
+            vector_list if self.vector else None,
+            self.weights,
+            self.degraded,
+            {"search_ms": _ms_since(self.started)},
+        )
+        ranking.rows = {row[0]: row[4:] for row in rows if row[3] or row[0] in ranking.matches}
+        return ranking
 
 
 def _by_distance(row: tuple[Any, ...]) -> tuple[float, int]:
@@ -1187,14 +1215,14 @@ def search_memories(
         project_ids=project_ids,
     )
     access = access_lexemes(user, project_ids)
-    ranking = rank(
+    ranking = prepare_search(
         pool,
         query,
         depth=max(2 * limit, 40),
         mode=mode,
         access=access,
         buckets=pool_buckets(user.pk, project_ids),
-    )
+    ).run()
     results = [
         item
         for item in scored(

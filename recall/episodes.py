@@ -36,9 +36,10 @@ from memories.models import one_line
 from memories.retrieval import (
     RECENCY_HALF_LIFE_DAYS,
     WEIGHTS,
+    PreparedSearch,
     QueryIntent,
     Ranking,
-    rank,
+    prepare_search,
 )
 from teams.models import Project
 
@@ -266,9 +267,10 @@ def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[f
     return round(score, 6), recency
 
 
-def search_episodes(pool: MessageQuerySet, query: str, *, depth: int) -> Ranking:
-    """The turns of ``pool`` that answer ``query``, with their columns (TURNS_SQL)."""
-    return rank(
+def search_episodes(pool: MessageQuerySet, query: str, *, depth: int) -> PreparedSearch:
+    """The search of the turns of ``pool`` that answer ``query``, with their columns
+    (TURNS_SQL)."""
+    return prepare_search(
         pool,
         query,
         depth=depth,
@@ -284,10 +286,11 @@ def start_episode_search(
     pool: MessageQuerySet, query: str, *, depth: int
 ) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
     """Start searching the turns of ``pool`` that answer ``query`` on a side connection (the
-    caller searches the memories meanwhile); the function returned takes the query's intent
-    and the time it is asked at and gives the turns, best first (ties by id), each with the
-    turn it answers when that helps (``answers``)."""
-    ranking = side_connections.start(search_episodes, pool, query, depth=depth)
+    caller searches the memories meanwhile; the statement is made here, where it does not
+    wait for the interpreter lock); the function returned takes the query's intent and the
+    time it is asked at and gives the turns, best first (ties by id), each with the turn it
+    answers when that helps (``answers``)."""
+    ranking = side_connections.start(search_episodes(pool, query, depth=depth).run)
     return lambda intent, now: scored_episodes(ranking.result(), intent, now)
 
 

@@ -60,8 +60,8 @@ from memories.retrieval import (
     chat_pool,
     member_project_ids,
     pool_buckets,
+    prepare_search,
     query_intent,
-    rank,
     scored,
 )
 from memories.sensitive import redact
@@ -643,7 +643,7 @@ def _build(
         access = access_lexemes(user, project_ids)
         # The pool's projects: the one the chat names, if any.
         buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
-        ranking = rank(
+        ranking = prepare_search(
             pool,
             request.query,
             depth=request.depth,
@@ -651,7 +651,7 @@ def _build(
             buckets=buckets,
             rows_sql=RECALLED_SQL,
             also=pinned_ids(pool),
-        )
+        ).run()
         timings.update(ranking.timings_ms)
     intent = query_intent(request.query, names.result())
     degraded = None
