@@ -29,8 +29,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -43,6 +45,7 @@ from django.db import connection
 from django.db.models import Avg, Count, FloatField, Func, Q, QuerySet
 from django.utils import timezone
 
+from memories import side_connections
 from memories.embeddings import (
     FIX_COMMAND,
     EmbeddingError,
@@ -320,7 +323,7 @@ def _query_terms(
     the query is built with the "simple" configuration, which only lower-cases.
     Stopwords of both languages never reach it (``textsearch.search_document``).
     """
-    rows = _query_lexemes(text)
+    rows = query_lexemes(text)
     # The last said first: they win among equals.
     lexemes = [lexeme for lexeme, expanded in rows if not expanded]
     typed = search_terms(text)
@@ -353,14 +356,45 @@ def _query_terms(
     ]
 
 
-# The lexemes of the latest queries: a preview searches memories and past turns with one.
-_lexemes: dict[str, list[tuple[str, bool]]] = {}
+# The lexemes of the latest queries, or their lookup under way: a preview starts it early
+# (``start_query_lexemes``) and searches memories and past turns with them.
+_lexemes: dict[str, Future[list[tuple[str, bool]]]] = {}
+_lexemes_lock = threading.Lock()
 
 
-def _query_lexemes(text: str) -> list[tuple[str, bool]]:
+def start_query_lexemes(text: str) -> None:
+    """Look ``text``'s lexemes up on a side connection, for the searches of it to come."""
+    with _lexemes_lock:
+        if text not in _lexemes:
+            _remember_lexemes(text, side_connections.start(_read_lexemes, text))
+
+
+def query_lexemes(text: str) -> list[tuple[str, bool]]:
     """(lexeme, from a concept's other words) of ``text``, as PostgreSQL stems them."""
-    if (cached := _lexemes.get(text)) is not None:
-        return cached
+    with _lexemes_lock:
+        known = _lexemes.get(text)
+    if known is None:
+        lexemes = _read_lexemes(text)
+        read: Future[list[tuple[str, bool]]] = Future()
+        read.set_result(lexemes)
+        with _lexemes_lock:
+            _remember_lexemes(text, read)
+        return lexemes
+    try:
+        return known.result()
+    except Exception:
+        with _lexemes_lock:
+            _lexemes.pop(text, None)
+        raise
+
+
+def _remember_lexemes(text: str, lexemes: Future[list[tuple[str, bool]]]) -> None:
+    if len(_lexemes) >= MAX_CACHED_VECTORS:
+        _lexemes.clear()
+    _lexemes[text] = lexemes
+
+
+def _read_lexemes(text: str) -> list[tuple[str, bool]]:
     with connection.cursor() as cursor:
         cursor.execute(
             # The query's words last said first (by their last time), the concepts' words
@@ -376,11 +410,7 @@ def _query_lexemes(text: str) -> list[tuple[str, bool]]:
                 search_document(" ".join(expansions(text))),
             ],
         )
-        rows = [(lexeme, expanded) for lexeme, expanded, _position in cursor.fetchall()]
-    if len(_lexemes) >= MAX_CACHED_VECTORS:
-        _lexemes.clear()
-    _lexemes[text] = rows
-    return rows
+        return [(lexeme, expanded) for lexeme, expanded, _position in cursor.fetchall()]
 
 
 def _within(lexemes: list[str], share: Callable[[str], float], room: float) -> list[str]:

@@ -63,6 +63,7 @@ from memories.retrieval import (
     prepare_search,
     query_intent,
     scored,
+    start_query_lexemes,
 )
 from memories.sensitive import redact
 from memories.tokens import estimate_tokens
@@ -605,11 +606,12 @@ def _build(
     if limit == TokenLimit.PROJECT and request.project is None and api_token is not None:
         # A token limited to one project recalls that project's memories.
         request.project = api_token.limit_project
+    # The names of the people in past conversations are looked up on a side connection, and
+    # the query's words as both searches need them, while this one reads the user's projects.
+    names = side_connections.start(participant_names, user, request.conversation)
+    start_query_lexemes(request.query)
     project_ids = member_project_ids(user)
     now = request.as_of or timezone.now()
-    # Past turns and the names of the people in them are looked up on side connections
-    # while this one searches the memories.
-    names = side_connections.start(participant_names, user, request.conversation)
     episode_search = None
     if (
         "episodes" in request.sources

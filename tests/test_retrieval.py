@@ -423,3 +423,15 @@ def test_the_candidates_size_is_estimated_once_whatever_the_time_asked(alice):
 
     explains = [query["sql"] for query in captured if query["sql"].startswith("EXPLAIN")]
     assert len(explains) == 2
+
+
+def test_a_query_s_words_are_looked_up_once_for_all_its_searches(alice):
+    """The preview starts the lookup early; both its searches then use what it found."""
+    retrieval.start_query_lexemes("We went hiking in the Alps")
+
+    with CaptureQueriesContext(connection) as captured:
+        lexemes = retrieval.query_lexemes("We went hiking in the Alps")
+
+    assert not captured.captured_queries
+    assert ("hike", False) in lexemes
+    assert not any(lexeme in {"we", "in", "the"} for lexeme, _expanded in lexemes)
