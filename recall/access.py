@@ -1,6 +1,6 @@
 """Who read what: the access log as the /settings/access page and a memory's history show it.
 
-Each row is one injection (recall.injection.record_access): which app asked (its API
+Each row is one injection (recall.bookkeeping.record_access): which app asked (its API
 token's name, or the browser session), when, for which message, and which memories and
 past-conversation turns it received. A user sees their own rows only.
 """

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -41,7 +40,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
-from django.db import connection, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 from django.urls import reverse
@@ -65,10 +63,9 @@ from memories.retrieval import (
     scored,
     start_query_lexemes,
 )
-from memories.sensitive import redact
 from memories.tokens import estimate_tokens
+from recall.bookkeeping import record_access
 from recall.episodes import Episode, episode_pool, start_episode_search, with_context
-from recall.models import AccessLog
 from teams.models import Project
 
 if TYPE_CHECKING:
@@ -99,9 +96,6 @@ XML_TAGS = {
     "conversation": "conversation-memory",
 }
 KIND_ORDER = {kind: index for index, kind in enumerate(Kind.values)}
-
-# How much of the user's message the access log keeps (the /settings/access page).
-QUERY_LOGGED_CHARS = 500
 
 # Pinned memories are always candidates, up to this many (the first made).
 PINNED_LIMIT = 100
@@ -450,118 +444,6 @@ def _select_episodes(
     return picked
 
 
-def record_access(
-    *,
-    user: User,
-    memory_ids: list[int],
-    api_token: ApiToken | None,
-    client: str,
-    conversation: Conversation | None,
-    block_hash: str,
-    message_ids: Sequence[int] = (),
-    query: str = "",
-) -> None:
-    """The access log row of a preview, and its memories' use (``count_use``).
-
-    Bookkeeping: written without waiting for the disk (unless the caller runs
-    inside its own transaction), so a crash may lose the last fraction of a
-    second of it, never anything a user wrote. The preview runs this after it
-    has answered (side_connections.after).
-    """
-    now = timezone.now()
-    with transaction.atomic():
-        _commit_without_waiting()
-        AccessLog.objects.create(
-            user=user,
-            api_token=api_token,
-            client=client[:100],
-            conversation=conversation,
-            memory_ids=memory_ids,
-            message_ids=list(message_ids),
-            query=redact(query[:QUERY_LOGGED_CHARS])[0],
-            block_hash=block_hash,
-            created_at=now,
-        )
-    count_use(memory_ids, now)
-
-
-# Uses counted but not yet written: {memory id: (uses, last used)}.
-_uses: dict[int, tuple[int, datetime]] = {}
-_uses_lock = threading.Lock()
-_uses_flush_queued = False
-
-# Bookkeeping, not a change with an event (see memories.services' docstring).
-_COUNT_USES_SQL = f"""
-UPDATE {Memory._meta.db_table} m
-SET access_count = m.access_count + v.uses,
-    last_accessed_at = GREATEST(m.last_accessed_at, v.last_used)
-FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS v(id, uses, last_used)
-WHERE m.id = v.id
-"""
-
-
-def count_use(memory_ids: Sequence[int], now: datetime) -> None:
-    """Add one use at ``now`` to each memory.
-
-    Inside a transaction at once. Otherwise the uses are gathered, and one
-    flush per process on a side connection writes them, all those gathered
-    while its last statement ran in the next: concurrent previews inject the
-    same memories (pinned ones always), and an UPDATE each would queue on
-    those rows' locks.
-    """
-    if connection.in_atomic_block:
-        _write_uses({memory_id: (1, now) for memory_id in memory_ids})
-        return
-    global _uses_flush_queued
-    with _uses_lock:
-        for memory_id in memory_ids:
-            uses, _last_used = _uses.get(memory_id, (0, now))
-            _uses[memory_id] = (uses + 1, now)
-        if _uses_flush_queued:
-            return
-        _uses_flush_queued = True
-    side_connections.after(_flush_uses)
-
-
-def _flush_uses() -> None:
-    """Write the uses gathered, and those gathered meanwhile, until none are left: one
-    flush at a time per process."""
-    global _uses_flush_queued
-    try:
-        while True:
-            with _uses_lock:
-                uses = dict(_uses)
-                _uses.clear()
-                if not uses:
-                    _uses_flush_queued = False
-                    return
-            with transaction.atomic():
-                _commit_without_waiting()
-                _write_uses(uses)
-    except BaseException:
-        with _uses_lock:
-            _uses_flush_queued = False
-        raise
-
-
-def _write_uses(uses: dict[int, tuple[int, datetime]]) -> None:
-    # In id order: two writers lock shared rows in the same order, so neither deadlocks.
-    ids = sorted(uses)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _COUNT_USES_SQL,
-            [ids, [uses[pk][0] for pk in ids], [uses[pk][1] for pk in ids]],
-        )
-
-
-def _commit_without_waiting() -> None:
-    """The transaction just opened does not wait for the disk to commit, unless it is part of
-    a caller's."""
-    if len(connection.atomic_blocks) == 1:
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit = off")
-
-
 def injection_preview(
     user: User,
     request: PreviewRequest,
@@ -699,9 +581,8 @@ def _build(
         for item, tokens in sorted(chosen[scope], key=lambda pair: block_order(pair[0].memory))
     ]
     if (selected or episodes) and not request.dry_run:
-        # Bookkeeping: the answer does not wait for it.
-        side_connections.after(
-            record_access,
+        # Bookkeeping: written after the answer (recall.bookkeeping).
+        record_access(
             user=user,
             memory_ids=[entry["id"] for entry in selected],
             api_token=api_token,

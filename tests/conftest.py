@@ -20,6 +20,7 @@ from django.utils import translation
 
 from accounts.models import MemorySettings
 from memories import side_connections
+from recall import bookkeeping
 from teams.models import Membership, Project, Role, Team
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -36,9 +37,10 @@ def default_language() -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
-    """Work a test left on side connections (a preview's bookkeeping) ends before the
-    test's fixtures are torn down (a transactional test's tables are emptied), and its
-    connections close before the test database is dropped."""
+    """Work a test left on side connections, and a preview's bookkeeping still gathered, end
+    before the test's fixtures are torn down (a transactional test's tables are emptied),
+    and the side connections close before the test database is dropped."""
+    bookkeeping.flush()
     side_connections.finish()
 
 

@@ -2,19 +2,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
+import time
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import MemorySettings
 from conversations.models import Conversation
-from memories import services, side_connections
+from memories import services
 from memories.models import Memory, Scope
 from memories.tokens import estimate_tokens
-from recall import injection
+from recall import bookkeeping
 from recall.injection import PreviewRequest, injection_preview
 from recall.models import AccessLog
 from tests.recall_helpers import remember
@@ -201,12 +202,17 @@ def test_injection_counts_use_and_logs_access(alice):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_outside_a_transaction_the_bookkeeping_is_written_after_the_answer(alice):
+def test_outside_a_transaction_the_bookkeeping_is_written_shortly_after_the_answer(
+    alice, monkeypatch
+):
     """On a side connection, committed on its own (without waiting for the disk)."""
+    monkeypatch.setattr(bookkeeping, "FLUSH_SECONDS", 0.05)
     memory = remember(alice, "Tea at nine")
 
     result = preview(alice)
-    side_connections.finish()
+    deadline = time.monotonic() + 10
+    while not AccessLog.objects.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
     assert connection.get_autocommit()
     memory.refresh_from_db()
@@ -215,37 +221,26 @@ def test_outside_a_transaction_the_bookkeeping_is_written_after_the_answer(alice
 
 
 @pytest.mark.django_db(transaction=True)
-def test_uses_gathered_while_a_write_is_under_way_are_written_together(alice, monkeypatch):
-    """Concurrent previews inject the same memories: their uses wait in memory while one
-    UPDATE runs, and the next writes them all, instead of an UPDATE each queueing on locks."""
+def test_the_bookkeeping_of_previews_close_together_is_written_together(alice, monkeypatch):
+    """Concurrent previews inject the same memories: their access log rows are one INSERT
+    and their uses one UPDATE, instead of an UPDATE each queueing on the rows' locks."""
+    monkeypatch.setattr(bookkeeping, "FLUSH_SECONDS", 60)  # written when the test says
     memory = remember(alice, "Tea at nine")
-    statements = []
-    write_uses = injection._write_uses
-    first_write_started, release_first_write = threading.Event(), threading.Event()
+    before = timezone.now()
+    results = [preview(alice) for _preview in range(3)]
+    assert not AccessLog.objects.exists()
 
-    def slow_first_write(uses):
-        statements.append(dict(uses))
-        if len(statements) == 1:
-            first_write_started.set()
-            release_first_write.wait(10)
-        write_uses(uses)
+    with CaptureQueriesContext(connection) as captured:
+        bookkeeping.flush()
 
-    monkeypatch.setattr(injection, "_write_uses", slow_first_write)
-    earlier = timezone.now() - timedelta(minutes=1)
-    injection.count_use([memory.pk], earlier)
-    assert first_write_started.wait(10)
-    for _preview in range(3):
-        injection.count_use([memory.pk], timezone.now())
-    release_first_write.set()
-    side_connections.finish()
-
-    assert [{pk: uses for pk, (uses, _last) in batch.items()} for batch in statements] == [
-        {memory.pk: 1},
-        {memory.pk: 3},
+    writes = [q["sql"] for q in captured if q["sql"].lstrip().startswith(("INSERT", "UPDATE"))]
+    assert len(writes) == 2
+    assert [log.block_hash for log in AccessLog.objects.order_by("pk")] == [
+        result["hash"] for result in results
     ]
     memory.refresh_from_db()
-    assert memory.access_count == 4
-    assert memory.last_accessed_at is not None and memory.last_accessed_at > earlier
+    assert memory.access_count == 3
+    assert memory.last_accessed_at is not None and memory.last_accessed_at > before
 
 
 def test_counting_use_touches_no_index(alice):
