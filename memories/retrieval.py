@@ -42,7 +42,7 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Avg, Count, FloatField, Func, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memories import side_connections
@@ -445,7 +445,6 @@ def keyword_sql(
     text: str,
     limit: int,
     access: Sequence[str] = (),
-    corpus: tuple[int, float] | None = None,
     max_rows: int | None = None,
     *,
     as_typed: bool = False,
@@ -459,7 +458,6 @@ def keyword_sql(
     among the caller's memories (its document frequency counted over the matching rows,
     which are all the caller's rows holding it) and the memory's length (its distinct
     lexemes, ``length(search_vector)``) is normalised by the average of the caller's.
-    ``corpus``: (memories, average length) of the pool, ``corpus_statistics`` by default.
     ``memories`` may be a queryset of any model with a ``search_vector`` (messages: episodic
     recall), its table's statistics choosing the terms.
 
@@ -479,9 +477,17 @@ def keyword_sql(
     if not terms:
         return None
     # Over the whole pool, before it is narrowed to the matches: idf needs all its rows.
-    size, average_length = corpus or corpus_statistics(memories)
-    if size == 0:
-        return None  # An empty pool (a user who stored no messages yet) matches nothing.
+    corpus: tuple[int, float] | tuple[str, list[Any]] | None = corpus_statistics(memories)
+    if corpus is None:  # A small pool, counted by the search itself.
+        try:
+            sql, corpus_params = memories.values("search_vector").query.sql_with_params()
+        except EmptyResultSet:
+            return None
+        corpus = (
+            "SELECT count(*)::float8 AS size, "
+            f"coalesce(avg(length(search_vector)), 0)::float8 AS average FROM ({sql}) AS pool",
+            list(corpus_params),
+        )
     any_term = " | ".join(term.tsquery for term in terms)
     table = connection.ops.quote_name(table_name)
     if access:
@@ -513,19 +519,21 @@ def keyword_sql(
             "ORDER BY search_vector @@ to_tsquery('simple', %s) DESC, id DESC LIMIT %s"
         )
         params += [" & ".join(term.tsquery for term in terms), max_hits]
-    return bm25_sql(pool_sql, params, terms, size, average_length, limit)
+    return bm25_sql(pool_sql, params, terms, corpus, limit)
 
 
 def bm25_sql(
     pool_sql: str,
     pool_params: list[Any],
     terms: Sequence[QueryTerm],
-    size: int,
-    average_length: float,
+    corpus: tuple[int, float] | tuple[str, list[Any]],
     limit: int,
 ) -> tuple[str, list[Any]]:
     """(id, score) of the rows of ``pool_sql`` (id and search_vector of those matching any of
-    ``terms``), by BM25 as ``keyword_sql`` says, best first, ties by id.
+    ``terms``), by BM25 as ``keyword_sql`` says, best first, ties by id. ``corpus``: how many
+    rows the whole pool has and their average length (``corpus_statistics``' estimate), or
+    the SQL that counts them (size, average) in the same statement; an empty pool is not
+    searched (the matches' one-time filter).
 
     Each term's tsquery is made once (``q``), not once per row: to_tsquery is only stable,
     and 14 terms over 3,600 matches made it a good part of the search. Numbers are float8:
@@ -544,43 +552,46 @@ def bm25_sql(
     # idf as Lucene's (never negative), times the term's weight; N at least the rows that
     # matched.
     idf = ", ".join(
-        f"%s::float8 * ln(1 + (greatest(%s::float8, hits) - df{n} + 0.5) / (df{n} + 0.5)) AS i{n}"
+        f"%s::float8 * ln(1 + (greatest(size, hits) - df{n} + 0.5) / (df{n} + 0.5)) AS i{n}"
         for n in count
     )
     score = " + ".join(f"m{n} * i{n}" for n in count)
-    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * length / %s::float8)"
-    idf_params: list[Any] = []
-    for term in terms:
-        idf_params += [term.weight, size]
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * length / greatest(average, 1))"
+    if isinstance(corpus[0], str):
+        corpus_sql, corpus_params = corpus
+    else:
+        corpus_sql, corpus_params = "SELECT %s::float8 AS size, %s::float8 AS average", list(corpus)
     return (
-        "WITH hit AS MATERIALIZED ("
+        f"WITH corpus AS MATERIALIZED ({corpus_sql}), "
+        "hit AS MATERIALIZED ("
         f"SELECT id, length(search_vector)::float8 AS length, {matched} "
-        f"FROM (SELECT {queries} OFFSET 0) AS q, ({pool_sql}) AS hit), "
+        f"FROM (SELECT {queries} OFFSET 0) AS q, ({pool_sql}) AS hit "
+        "WHERE (SELECT size FROM corpus) > 0), "
         f"idf AS MATERIALIZED (SELECT {idf} FROM "
-        f"(SELECT count(*) AS hits, {frequencies} FROM hit) AS counted) "
+        f"(SELECT count(*) AS hits, {frequencies} FROM hit) AS counted, corpus) "
         f"SELECT id, round(({score}) * 1e{TIE_DIGITS}::float8) / 1e{TIE_DIGITS}::float8 "
-        f"* {BM25_K1 + 1} / (1 + {norm}) AS rank FROM hit, idf "
+        f"* {BM25_K1 + 1} / (1 + {norm}) AS rank FROM hit, idf, corpus "
         "ORDER BY rank DESC, id LIMIT %s",
         [
+            *corpus_params,
             *(term.tsquery for term in terms),
             *pool_params,
-            *idf_params,
-            max(average_length, 1.0),
+            *(term.weight for term in terms),
             limit,
         ],
     )
 
 
-def corpus_statistics(memories: QuerySet[Any, Any]) -> tuple[int, float]:
-    """(how many, their average length in lexemes) of ``memories``, for BM25: counted for a
-    small set, estimated for a large one (the planner's count; the length of a sample, kept
-    as long as the table statistics)."""
+def corpus_statistics(memories: QuerySet[Any, Any]) -> tuple[int, float] | None:
+    """(how many, their average length in lexemes) of a large set of ``memories``, for BM25,
+    estimated: the planner's count, and the length of a sample, kept as long as the table
+    statistics. None for a small set: the search counts it in its own statement
+    (``keyword_sql``), not in a round trip of its own before it."""
     rows = memories.values("pk")
     key = _query_key(rows)  # Both caches' key: a compile of the query costs ~0.3 ms.
     estimate = estimated_rows(rows, key)
     if estimate <= EXACT_CORPUS_LIMIT:
-        row = memories.aggregate(size=Count("pk"), length=Avg(Length("search_vector")))
-        return int(row["size"] or 0), float(row["length"] or 0.0)
+        return None
     return estimate, _sample_lengths.get(key, partial(_sample_length, memories))
 
 
@@ -600,13 +611,6 @@ def _query_key(queryset: QuerySet[Any, Any]) -> tuple[str, str]:
     hardly moves an estimate."""
     sql, params = queryset.query.sql_with_params()
     return sql, repr([param for param in params if not isinstance(param, datetime)])
-
-
-class Length(Func):
-    """PostgreSQL's length(tsvector): a search vector's distinct lexemes."""
-
-    function = "length"
-    output_field = FloatField()
 
 
 def keyword_hits(

@@ -237,17 +237,24 @@ def test_keyword_search_ranks_by_bm25_any_term_matching(alice):
     assert [memory_id for memory_id, _score in hits] == [chinese.pk]
 
 
-def test_an_empty_pool_is_not_searched(alice):
-    """Counting the pool (small pools are counted) finds it empty: no search follows."""
-    from django.test.utils import CaptureQueriesContext
-
-    from memories import retrieval
-
+def test_a_small_pool_is_counted_by_the_search_and_an_empty_one_not_searched(alice):
+    """No round trip of its own counts a small pool for BM25; the search's statement counts
+    it first, and does not look for matches in an empty one (a user who stored no messages
+    yet, among many who did)."""
     remember(alice, "Bridge photos")
+
+    pool = candidates(alice).filter(pk=-1)
     with CaptureQueriesContext(connection) as captured:
-        assert retrieval.keyword_sql(candidates(alice).filter(pk=-1), "bridge", 10) is None
-    assert not any("WITH hit" in query["sql"] for query in captured)
-    assert retrieval.keyword_sql(candidates(alice), "bridge", 10) is not None
+        sql, params = retrieval.keyword_sql(pool, "bridge", 10)
+    assert not any("AVG(" in query["sql"].upper() for query in captured)
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    matches = plan.split("CTE hit")[1].split("CTE idf")[0]
+    scans = [line for line in matches.splitlines() if " Scan " in line and "CTE Scan" not in line]
+    assert scans and all("(never executed)" in line for line in scans), plan
+    assert retrieval.keyword_hits(pool, "bridge", 10) == []
+    assert len(retrieval.keyword_hits(candidates(alice), "bridge", 10)) == 1
 
 
 def test_the_keyword_indexes_keep_no_pending_list():
