@@ -449,6 +449,7 @@ def keyword_sql(
     *,
     as_typed: bool = False,
     max_hits: int | None = None,
+    key: tuple[str, str] | None = None,
 ) -> tuple[str, list[Any]] | None:
     """SQL and parameters of (id, BM25 score) of the memories matching any term of ``text``,
     best first, ties by id; None if there is nothing to match (no term, or no row).
@@ -471,13 +472,14 @@ def keyword_sql(
     ``max_rows`` and ``as_typed``: as ``_query_terms``. ``max_hits``: BM25 scores at most
     this many matches, whatever the statistics said of the terms: those holding every term
     first, then the newest (one test of each match, where BM25 makes one for every term).
+    ``key``: ``memories``' ``pool_key``, if known.
     """
     table_name = memories.model._meta.db_table
     terms = _query_terms(text, table_name, max_rows, as_typed)
     if not terms:
         return None
     # Over the whole pool, before it is narrowed to the matches: idf needs all its rows.
-    corpus: tuple[int, float] | tuple[str, list[Any]] | None = corpus_statistics(memories)
+    corpus: tuple[int, float] | tuple[str, list[Any]] | None = corpus_statistics(memories, key)
     if corpus is None:  # A small pool, counted by the search itself.
         try:
             sql, corpus_params = memories.values("search_vector").query.sql_with_params()
@@ -582,13 +584,16 @@ def bm25_sql(
     )
 
 
-def corpus_statistics(memories: QuerySet[Any, Any]) -> tuple[int, float] | None:
+def corpus_statistics(
+    memories: QuerySet[Any, Any], key: tuple[str, str] | None = None
+) -> tuple[int, float] | None:
     """(how many, their average length in lexemes) of a large set of ``memories``, for BM25,
     estimated: the planner's count, and the length of a sample, kept as long as the table
     statistics. None for a small set: the search counts it in its own statement
-    (``keyword_sql``), not in a round trip of its own before it."""
+    (``keyword_sql``), not in a round trip of its own before it. ``key``: ``pool_key``'s, if
+    known."""
     rows = memories.values("pk")
-    key = _query_key(rows)  # Both caches' key: a compile of the query costs ~0.3 ms.
+    key = key or pool_key(memories)  # Both caches' key.
     estimate = estimated_rows(rows, key)
     if estimate <= EXACT_CORPUS_LIMIT:
         return None
@@ -603,6 +608,18 @@ def _sample_length(memories: QuerySet[Any, Any]) -> float:
             f"SELECT avg(length(search_vector)) FROM ({sample_sql}) AS sample", sample_params
         )
         return float(cursor.fetchone()[0] or 0.0)
+
+
+def pool_key(memories: QuerySet[Any, Any]) -> tuple[str, str]:
+    """The key of ``memories``' estimates (how many, how long): made once per search, as a
+    compile of the query costs ~0.3 ms."""
+    return _query_key(memories.values("pk"))
+
+
+def _embedded_key(key: tuple[str, str], model_name: str) -> tuple[str, str]:
+    """The key of the estimate of the rows of a pool (``pool_key``) with vectors by
+    ``model_name``."""
+    return key[0], f"{key[1]} embedded by {model_name}"
 
 
 def _query_key(queryset: QuerySet[Any, Any]) -> tuple[str, str]:
@@ -649,7 +666,11 @@ def _planner_rows(queryset: QuerySet[Any, Any]) -> int:
     return int(json.loads(plan)[0]["Plan"]["Plan Rows"])
 
 
-def vector_plan(embedded: QuerySet[Any, Any], exact_limit: int | None = None) -> tuple[str, int]:
+def vector_plan(
+    embedded: QuerySet[Any, Any],
+    exact_limit: int | None = None,
+    key: tuple[str, str] | None = None,
+) -> tuple[str, int]:
     """("exact", size) for a small candidate set, ("hnsw", an estimate of its size) otherwise.
 
     The planner's estimate decides first: counting a big user's candidates
@@ -657,11 +678,11 @@ def vector_plan(embedded: QuerySet[Any, Any], exact_limit: int | None = None) ->
     which is right whatever its true size (only slower if the guess was far
     too low). One it guesses a little over the limit is counted (up to the
     limit), so a small user is never sent to the index. ``exact_limit``: the limit
-    (EXACT_VECTOR_LIMIT by default).
+    (EXACT_VECTOR_LIMIT by default). ``key``: the estimate's cache key, if known.
     """
     if exact_limit is None:
         exact_limit = EXACT_VECTOR_LIMIT
-    estimate = estimated_rows(embedded.values("pk"))
+    estimate = estimated_rows(embedded.values("pk"), key)
     if estimate <= exact_limit:
         return "exact", estimate
     if estimate > CLEARLY_LARGE * exact_limit:
@@ -756,19 +777,22 @@ def vector_search(
     limit: int,
     buckets: Sequence[int] | None = ALL_BUCKETS,
     exact_limit: int | None = None,
+    key: tuple[str, str] | None = None,
 ) -> VectorSearch:
     """How to find the ``limit`` nearest of ``memories`` to ``vector``.
 
     ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``); None for
     a table with one HNSW index (messages). ``exact_limit``: a lower limit than
     EXACT_VECTOR_LIMIT for exact ranking, over which HNSW is used only where it reaches
-    enough of the candidates (``hnsw_reaches``), exact ranking still otherwise."""
+    enough of the candidates (``hnsw_reaches``), exact ranking still otherwise. ``key``:
+    ``memories``' ``pool_key``, if known."""
     embedded = embedded_with(memories, model_name)
     table = memories.model._meta.db_table
+    estimate_key = _embedded_key(key, model_name) if key else None
     if exact_limit is None:
-        plan, size = vector_plan(embedded)
+        plan, size = vector_plan(embedded, key=estimate_key)
     else:
-        plan, size = vector_plan(embedded, exact_limit)
+        plan, size = vector_plan(embedded, exact_limit, estimate_key)
         if plan == "hnsw" and size <= EXACT_VECTOR_LIMIT:
             plan = "hnsw" if hnsw_reaches(limit, size, buckets, table) else "exact"
     if plan == "exact":
@@ -1026,9 +1050,10 @@ def prepare_search(
     which on 2 cores beat four searches on four connections
     (benchmarks/recall_speed.py --scale 1 --messages 1000000)."""
     started = time.perf_counter()
+    key = pool_key(memories)
     keyword = None
     if mode != "vector":
-        keyword = keyword_sql(memories, text, depth, access, max_rows=max_match_rows)
+        keyword = keyword_sql(memories, text, depth, access, max_rows=max_match_rows, key=key)
     vector, degraded = None, None
     if mode != "keyword" and text.strip():
         query_vector, degraded = _query_vector(text)
@@ -1040,6 +1065,7 @@ def prepare_search(
                 depth,
                 buckets,
                 exact_vector_limit,
+                key,
             )
     also_sql = _ids_sql(also)
     statement = (
