@@ -8,12 +8,12 @@ The default is 10,000 memories (of 20,000 rows) because the machine it was writt
 shared; --memories 100000 gives the issue's figure. Runs against its own database,
 ``memoryapp_bench_proxy``, filled as benchmarks/recall_speed.py fills its own (kept and
 reused while its size matches), so the two fills do not replace each other. The server is
-the real ASGI application under uvicorn, taking connections from a pool as config/asgi.py
-sets it up (``MEMORYAPP_CONNECTION_POOL=false``: a connection per thread instead), the
-upstream a tiny local HTTP server; both run in threads of this process, as does the client,
-so the figures include some waiting for Python's interpreter lock. Each request is a real
-chat: a token is authenticated, the injection preview runs on the last user message and 3
-before it, the block joins the system message, and the exchange is stored afterwards.
+memoryapp as production runs it: ``uvicorn config.asgi:application`` in a process of its
+own (taking connections from a pool, as config/asgi.py sets it up), pointed at that database
+by ``DATABASE_URL``; the client and the upstream (a tiny local HTTP server) run in this
+process, as a chat app and a model server would run in theirs. Each request is a real chat:
+a token is authenticated, the injection preview runs on the last user message and 3 before
+it, the block joins the system message, and the exchange is stored afterwards.
 """
 
 from __future__ import annotations
@@ -21,19 +21,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from config.database import POOL_VARIABLE
-
-# Connections from a pool, as config/asgi.py gives the web server's process (set before
-# recall_speed sets Django up).
-os.environ.setdefault(POOL_VARIABLE, "true")
+from urllib.parse import quote
 
 import httpx2
 from recall_speed import (  # sets Django up: models are imported in main()
@@ -45,6 +42,50 @@ from recall_speed import (  # sets Django up: models are imported in main()
 
 if TYPE_CHECKING:
     from tests.live_asgi import FakeUpstream
+
+
+@contextmanager
+def memoryapp_server(upstream_url: str) -> Iterator[str]:
+    """The base URL of memoryapp served by uvicorn in a process of its own, on this process's
+    database (the bench one) and with ``upstream_url`` as the proxy's upstream."""
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    database_url = (
+        f"postgres://{params['user']}@{quote(str(params['host']), safe='')}:{params['port']}"
+        f"/{params['dbname']}"
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    environment = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "MEMORY_PROXY_UPSTREAM_URL": upstream_url,
+        "API_RATE_LIMIT": "",
+        "LOG_LEVEL": "WARNING",
+    }
+    command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)]
+    server = subprocess.Popen(
+        [*command, "--log-level", "warning"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=environment,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, "uvicorn stopped"
+            try:
+                httpx2.get(f"{url}/healthz", timeout=1)
+                break
+            except httpx2.TransportError:
+                assert time.monotonic() < deadline, "uvicorn did not start"
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def chat(body: dict[str, object], stream: bool = False) -> dict[str, object]:
@@ -107,16 +148,13 @@ def main() -> None:
     parser.add_argument("--streamed", type=int, default=200, help="streamed requests")
     parser.add_argument("--warmup", type=int, default=50)
     args = parser.parse_args()
-    from django.conf import settings
     from django.contrib.auth import get_user_model
 
     from accounts.models import ApiToken
     from api.proxy import CLIENT as PROXY_CLIENT
-    from config.gc_tuning import freeze_startup_objects
     from conversations.models import Conversation
-    from tests.live_asgi import FakeUpstream, live_asgi_server
+    from tests.live_asgi import FakeUpstream
 
-    settings.API_RATE_LIMIT = ""
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # a line per request otherwise
     use_bench_database("memoryapp_bench_proxy")
     bench_id, _small_id = fill(args.memories * 2, args.memories)
@@ -126,28 +164,26 @@ def main() -> None:
     Conversation.objects.filter(owner=user, client=PROXY_CLIENT).delete()
     secret = ApiToken.issue(user=user, name="bench proxy")[1]
     bodies = queries(args.requests + args.warmup)
-    freeze_startup_objects()  # As the web server's process does (config/asgi.py).
 
-    with FakeUpstream() as upstream:
-        settings.MEMORY_PROXY_UPSTREAM_URL = upstream.url
-        with (
-            live_asgi_server(close_connections=False) as server,
-            httpx2.Client(headers={"Authorization": f"Bearer {secret}"}, timeout=60) as client,
-        ):
-            proxy = f"{server}/v1/chat/completions"
-            direct = f"{upstream.url}/chat/completions"
-            until_received(client, proxy, bodies[: args.warmup], upstream)
-            until_received(client, direct, bodies[: args.warmup], upstream)
-            measured = bodies[args.warmup :]
-            via_proxy = until_received(client, proxy, measured, upstream)
-            baseline = until_received(client, direct, measured, upstream)
-            blocks = sum(
-                request["body"]["messages"][0]["content"] != "You are helpful."
-                for request in upstream.requests[-2 * len(measured) : -len(measured)]
-            )
-            streamed = measured[: args.streamed]
-            ttfb_proxy = first_byte(client, proxy, streamed)
-            ttfb_direct = first_byte(client, direct, streamed)
+    with (
+        FakeUpstream() as upstream,
+        memoryapp_server(upstream.url) as server,
+        httpx2.Client(headers={"Authorization": f"Bearer {secret}"}, timeout=60) as client,
+    ):
+        proxy = f"{server}/v1/chat/completions"
+        direct = f"{upstream.url}/chat/completions"
+        until_received(client, proxy, bodies[: args.warmup], upstream)
+        until_received(client, direct, bodies[: args.warmup], upstream)
+        measured = bodies[args.warmup :]
+        via_proxy = until_received(client, proxy, measured, upstream)
+        baseline = until_received(client, direct, measured, upstream)
+        blocks = sum(
+            request["body"]["messages"][0]["content"] != "You are helpful."
+            for request in upstream.requests[-2 * len(measured) : -len(measured)]
+        )
+        streamed = measured[: args.streamed]
+        ttfb_proxy = first_byte(client, proxy, streamed)
+        ttfb_direct = first_byte(client, direct, streamed)
 
     added = [p - d for p, d in zip(via_proxy, baseline, strict=True)]
     print(

@@ -21,14 +21,13 @@ from config.routing import build_application
 
 
 @contextmanager
-def live_asgi_server(*, close_connections: bool = True) -> Iterator[str]:
+def live_asgi_server() -> Iterator[str]:
     """The base URL of config.routing's application (what config.asgi serves) on a free port."""
     # Server threads close their connection after each request, so none is left open on
-    # the test database when it is emptied or dropped (benchmarks keep them, as production).
+    # the test database when it is emptied or dropped.
     settings_dict = connections["default"].settings_dict
     max_age = settings_dict["CONN_MAX_AGE"]
-    if close_connections:
-        settings_dict["CONN_MAX_AGE"] = 0
+    settings_dict["CONN_MAX_AGE"] = 0
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
