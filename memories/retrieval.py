@@ -999,7 +999,7 @@ def similar_memories(
 
 # What a search statement returns by default: each row found, with its BM25 score (None: no
 # keyword match), its cosine distance (None: not among the nearest) and whether the caller
-# wanted it whatever the query (``rank``'s ``also``). A caller's own ``rows_sql`` reads the
+# wanted it whatever the query (``prepare_search``'s ``also``). A caller's own ``rows_sql`` reads the
 # same ``found`` and may add columns after these four (``found.*``).
 FOUND_ROWS = "SELECT * FROM found"
 _NOTHING = "SELECT NULL::bigint AS id, NULL::float8 AS score WHERE false"

@@ -2,11 +2,11 @@
 
 Memories are what extraction kept; the turns themselves often say more (what
 exactly was said, when, by whom). The stored messages of conversations that
-are not temporary are searched with memories' machinery (``retrieval.rank``:
-BM25 over the same search documents, the vector search over the same
-embeddings, weighted reciprocal rank fusion), the query's intent boosts turns
-said by or about the people it names and, for a question asking when, turns
-that name a date (``QueryIntent``).
+are not temporary are searched with memories' machinery
+(``retrieval.prepare_search``: BM25 over the same search documents, the vector
+search over the same embeddings, weighted reciprocal rank fusion), the query's
+intent boosts turns said by or about the people it names and, for a question
+asking when, turns that name a date (``QueryIntent``).
 
 Which turns: those of the user's own conversations, and of the conversations
 of the project the chat names when the user may read it (as with project
@@ -192,8 +192,9 @@ def _turn(row: tuple[Any, ...]) -> Turn:
     )
 
 
-# The columns of each turn the search found (``retrieval.rank``'s ``rows_sql``), with the turn
-# before it (if any) and its conversation's participants, in the search's own statement.
+# The columns of each turn the search found (``retrieval.prepare_search``'s ``rows_sql``),
+# with the turn before it (if any) and its conversation's participants, in the search's own
+# statement.
 # The participants by a subquery per turn, not a join: for a user with 5,000 conversations
 # the planner hashed all of them for 100 turns (1.0-1.5 ms; the subquery's 0.3 ms).
 TURNS_SQL = (

@@ -1,7 +1,7 @@
 """The injection preview: which memories go into the system prompt, and the block itself.
 
 The query is the user's message plus up to 3 recent messages. Recall
-(``retrieval.rank``) finds and scores the matching memories; pinned memories
+(``retrieval.prepare_search``) finds and scores the matching memories; pinned memories
 are always candidates and come first. Budgets bound the block: each scope has
 its own (user 600, project 800, conversation 600 tokens by default), and when
 the whole block is still over the total budget, conversation memories are
@@ -102,7 +102,7 @@ PINNED_LIMIT = 100
 
 
 # The columns the preview scores and shows of each memory found (RecalledMemory's), read by
-# the search's own statement (``retrieval.rank``'s ``rows_sql``), as plain rows.
+# the search's own statement (``retrieval.prepare_search``'s ``rows_sql``), as plain rows.
 RECALLED_SQL = (
     "SELECT found.*, "
     + ", ".join(
