@@ -122,10 +122,18 @@ def pinned_ids(pool: MemoryQuerySet) -> QuerySet[Any, Any]:
     return pool.filter(pinned=True).order_by("id").values("id")[:PINNED_LIMIT]
 
 
-def participant_names(user: User, conversation: Conversation | None) -> set[str]:
-    """The names of the people in ``user``'s latest conversations (and ``conversation``):
-    who a query may be about (``retrieval.query_intent``)."""
-    latest = (
+@dataclass(frozen=True)
+class PastConversations:
+    """What a preview reads of the user's conversations before it searches their turns: the
+    names of the people in the latest ones (and in ``conversation``), who a query may be
+    about (``retrieval.query_intent``), and whether there is any (not temporary) at all."""
+
+    names: set[str]
+    any: bool
+
+
+def past_conversations(user: User, conversation: Conversation | None) -> PastConversations:
+    latest = list(
         Conversation.objects.filter(owner=user, temporary=False)
         .order_by("-created_at")
         .values_list(Cast("participants", TextField()), flat=True)[:NAME_CONVERSATIONS]
@@ -135,13 +143,14 @@ def participant_names(user: User, conversation: Conversation | None) -> set[str]
     lists = [json.loads(participants) for participants in set(latest)]
     if conversation is not None:
         lists.append(conversation.participants)
-    return {
+    names = {
         str(participant["name"])
         for participants in lists
         if isinstance(participants, list)
         for participant in participants
         if isinstance(participant, dict) and participant.get("name")
     }
+    return PastConversations(names, bool(latest))
 
 
 CITE_LINE = "When your answer relies on a memory, cite its number, e.g. [1]."
@@ -488,24 +497,28 @@ def _build(
     if limit == TokenLimit.PROJECT and request.project is None and api_token is not None:
         # A token limited to one project recalls that project's memories.
         request.project = api_token.limit_project
-    # The names of the people in past conversations are looked up on a side connection, and
-    # the query's words as both searches need them, while this one reads the user's projects.
-    names = side_connections.start(participant_names, user, request.conversation)
+    # The user's conversations, and the query's words as both searches need them, are read
+    # on side connections while this one reads the user's projects.
     start_query_lexemes(request.query)
+    conversations = side_connections.start(past_conversations, user, request.conversation)
     project_ids = member_project_ids(user)
+    past = conversations.result()
     now = request.as_of or timezone.now()
     episode_search = None
+    turns_project = None if limit else request.project
     if (
         "episodes" in request.sources
         and memory_settings.reference_past_conversations
         # The user's own conversations are no project's: not for a project-limited token.
         and limit != TokenLimit.PROJECT
+        # Without a conversation of theirs, nor a project's, there is no past turn to search.
+        and (past.any or (turns_project is not None and turns_project.pk in project_ids))
     ):
         episodes_started = time.perf_counter()
         episode_search = start_episode_search(
             episode_pool(
                 user,
-                project=None if limit else request.project,
+                project=turns_project,
                 project_ids=project_ids,
                 conversation=request.conversation,
                 as_of=request.as_of,
@@ -537,7 +550,7 @@ def _build(
             also=pinned_ids(pool),
         ).run()
         timings.update(ranking.timings_ms)
-    intent = query_intent(request.query, names.result())
+    intent = query_intent(request.query, past.names)
     degraded = None
     ranked: list[ScoredMemory[RecalledMemory]] = []
     if ranking is not None:

@@ -275,3 +275,22 @@ def test_on_side_connections_the_preview_finds_the_same_as_inside_a_transaction(
     assert answer.pk in episode_ids(on_side)
     assert [m["content"] for m in on_side["memories"]] == ["Mia hiked the Kalalau trail"]
     assert on_side["episodes"][0]["score_parts"]["person"]
+
+
+def test_without_a_conversation_no_past_turn_is_searched(alice, project):
+    """A user who stored no conversation has no past turn: the preview does not search for
+    one (unless the chat names a project, whose conversations may hold some)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    services.memory_create(owner=alice, content="Mia likes green tea", actor=alice)
+
+    def searches(**fields) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            preview(alice, "green tea", **fields)
+        return sum("WITH keyword" in query["sql"] for query in captured)
+
+    assert searches() == 1  # the memories only
+    assert searches(project=project) == 2
+    chat(alice, ("user", "We hiked the Kalalau trail"))
+    assert searches() == 2
