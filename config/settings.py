@@ -237,8 +237,8 @@ MEMORY_EMBEDDING_CACHE_DIR = envstr("MEMORY_EMBEDDING_CACHE_DIR", str(BASE_DIR /
 # After migrate, a change of embedding model re-embeds this many memories or fewer at once.
 MEMORY_EMBEDDING_AUTO_REBUILD_MAX = envint("MEMORY_EMBEDDING_AUTO_REBUILD_MAX", 2000)
 MEMORY_RECALL_MIN_SIMILARITY = envfloat("MEMORY_RECALL_MIN_SIMILARITY", 0.2)
-# Extra database connections per process (memories/side_connections.py): recall's keyword
-# search runs on one beside the vector search, and the injection preview's bookkeeping is
+# Extra database connections per process (memories/side_connections.py): the injection
+# preview searches past turns on one beside its memory search, and its bookkeeping is
 # written on one after it answers. 0: everything on the request's connection, in turn.
 MEMORY_SIDE_CONNECTIONS = envint("MEMORY_SIDE_CONNECTIONS", 4)
 # The memory list's search box also lists memories at least this similar in meaning.

@@ -1,10 +1,10 @@
 """Database work on other connections than the request's, so it need not wait in line.
 
 Django gives each thread its own connection, so a small pool of threads is a
-pool of connections: recall runs its keyword search on one of them while the
-request's own connection runs the vector search (PostgreSQL runs the two side
-by side, on two cores), and the injection preview's bookkeeping is written
-there after the answer has gone out.
+pool of connections: while the request's own connection searches memories, the
+injection preview reads the user's conversations, turns the query into lexemes and
+searches past turns on them (PostgreSQL runs them side by side, on two cores), and
+its bookkeeping (recall/bookkeeping.py) is written there after the answer has gone out.
 
 Another connection cannot see what the caller's open transaction has written,
 so inside a transaction (``atomic``, and every test that runs inside one) the
