@@ -32,7 +32,7 @@ class Scope(models.TextChoices):
 # project's memories go to the project id's bucket, everyone else's to their owner id's.
 # pgvector 0.6 filters an HNSW scan only after it, so a search must scan enough of an
 # index's nearest rows that enough are the caller's; within one bucket they are a larger
-# share than in the whole table (retrieval.vector_hits).
+# share than in the whole table (retrieval.vector_search).
 VECTOR_BUCKETS = 8
 
 

@@ -739,7 +739,7 @@ def hnsw_nearest_sql(
     embedded: QuerySet[Any, Any], vector: Sequence[float], limit: int, bucket: int | None
 ) -> tuple[str, list[Any]]:
     """Nearest through the HNSW index of ``bucket``, or the table's one index (None); run
-    with ``hnsw.ef_search`` raised (``vector_hits`` sends both in one round trip)."""
+    with ``hnsw.ef_search`` raised (``run_with_width`` sends both in one round trip)."""
     if bucket is not None:
         embedded = embedded.filter(vector_bucket=bucket)
     sql, params = embedded.values("id", "embedding").query.sql_with_params()
@@ -768,6 +768,11 @@ class VectorSearch:
     @property
     def plan(self) -> str:
         return "exact" if self.ef_search is None else "hnsw"
+
+    def hits(self) -> list[tuple[int, float]]:
+        """(id, cosine similarity) of the nearest, best first."""
+        rows = run_with_width(self.sql, self.params, self.ef_search)
+        return [(memory_id, 1.0 - float(distance)) for memory_id, distance in rows]
 
 
 def vector_search(
@@ -825,21 +830,6 @@ def run_with_width(sql: str, params: Sequence[Any], ef_search: int | None) -> li
         )
         cursor.nextset()
         return cursor.fetchall()
-
-
-def vector_hits(
-    memories: QuerySet[Any, Any],
-    vector: Sequence[float],
-    model_name: str,
-    limit: int,
-    buckets: Sequence[int] | None = ALL_BUCKETS,
-    exact_limit: int | None = None,
-) -> tuple[list[tuple[int, float]], str]:
-    """(id, cosine similarity) of the nearest memories, best first, and the plan used
-    (``vector_search`` says which)."""
-    search = vector_search(memories, vector, model_name, limit, buckets, exact_limit)
-    rows = run_with_width(search.sql, search.params, search.ef_search)
-    return [(memory_id, 1.0 - float(dist)) for memory_id, dist in rows], search.plan
 
 
 def fuse(
@@ -985,15 +975,15 @@ def similar_memories(
 ) -> tuple[list[tuple[int, float]], Degraded | None]:
     """(id, similarity) of the ``memories`` nearest in meaning to ``text``, nearest first,
     at least ``min_similarity``; none, and why, when vectors cannot be used. ``buckets`` and
-    ``exact_limit`` as for ``vector_hits``."""
+    ``exact_limit`` as for ``vector_search``."""
     if not text.strip():
         return [], None
     query_vector, degraded = _query_vector(text)
     if query_vector is None:
         return [], degraded
-    found, _plan = vector_hits(
+    found = vector_search(
         memories, query_vector, get_provider().model_name, limit, buckets, exact_limit
-    )
+    ).hits()
     return [(memory_id, sim) for memory_id, sim in found if sim >= min_similarity], None
 
 
@@ -1039,7 +1029,7 @@ def prepare_search(
     ``embedding_model`` columns is searched the same way: messages are (recall.episodes).
     ``weights``: of the keyword and the vector list in the fusion. ``max_match_rows``: at
     most this many rows (as statistics tell) for BM25 to score, whatever the table's size.
-    ``exact_vector_limit``: as ``vector_hits``'s ``exact_limit``.
+    ``exact_vector_limit``: as ``vector_search``'s ``exact_limit``.
 
     Both searches are one statement, one round trip: the caller reads what it needs of the
     rows found in the same statement (``rows_sql``, a query of ``found``: FOUND_ROWS's

@@ -19,7 +19,7 @@ from memories.retrieval import (
     embedded_with,
     fuse,
     search_memories,
-    vector_hits,
+    vector_search,
 )
 from tests.conftest import make_user
 from tests.recall_helpers import remember
@@ -202,11 +202,12 @@ def test_small_user_among_a_large_table_still_gets_vector_hits(alice):
         cursor.execute("SET LOCAL hnsw.ef_search = 40")
     mine = remember(alice, "my editor is neovim")
 
-    hits, plan = vector_hits(
+    search = vector_search(
         candidates(alice), get_provider().embed([text])[0], get_provider().model_name, 10
     )
+    hits = search.hits()
 
-    assert plan == "exact"
+    assert search.plan == "exact"
     assert [memory_id for memory_id, _similarity in hits] == [mine.pk]
     assert contents(search_memories(alice, text, mode="vector")) == ["my editor is neovim"]
 
@@ -245,7 +246,9 @@ def test_a_small_pool_is_counted_by_the_search_and_an_empty_one_not_searched(ali
 
     pool = candidates(alice).filter(pk=-1)
     with CaptureQueriesContext(connection) as captured:
-        sql, params = retrieval.keyword_sql(pool, "bridge", 10)
+        query = retrieval.keyword_sql(pool, "bridge", 10)
+    assert query is not None
+    sql, params = query
     assert not any("AVG(" in query["sql"].upper() for query in captured)
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}", params)
@@ -357,9 +360,10 @@ def test_a_large_pool_is_searched_through_its_buckets_hnsw_indexes(alice, projec
         for bucket in buckets:
             cursor.execute(f"REINDEX INDEX {HNSW_INDEX_PREFIX}{bucket}")
 
-    hits, plan = vector_hits(pool, vector, model, 10, buckets)
+    search = vector_search(pool, vector, model, 10, buckets)
+    hits = search.hits()
 
-    assert plan == "hnsw"
+    assert search.plan == "hnsw"
     assert {memory_id for memory_id, _similarity in hits} == {personal.pk, shared.pk}
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
