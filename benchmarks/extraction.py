@@ -8,7 +8,11 @@
    them when messages arrive; what is timed is running them. With
    ``--turns-embedded`` the turns are embedded beforehand too, so the figure
    is the rules extractor and reconciliation alone. Target for that:
-   ≥ 1,000/s on one core.
+   ≥ 1,000/s on one core. The runs use the extractor MEMORY_EXTRACTOR names, as
+   production's do: with ``MEMORY_EXTRACTOR=llm`` and ``EXTRACTION_LLM_URL``
+   pointing at a local endpoint that answers at once, the figure is a run's
+   own cost around the LLM call (same answers, same work: an A/B of two
+   versions of the code).
 2. The forgetting pass over 1,000,000 memories. Target: < 60 s. Measured
    twice: the first pass over a fill where nearly every memory is due for a
    change (the worst case: a pass after a long pause or a bulk import), then
@@ -146,6 +150,8 @@ def bench_extraction(scale: float, repeat: int, turns_embedded: bool) -> None:
     later rounds mostly merge into what the first created. ``turns_embedded``: each round's
     turns are embedded (for episodic recall) before its runs, untimed, so that the figure is
     the rules extractor and reconciliation alone."""
+    from django.conf import settings
+
     from conversations.extraction.runs import execute_run
     from conversations.jobs import embed_messages
     from conversations.models import ExtractionRun, Message
@@ -159,9 +165,13 @@ def bench_extraction(scale: float, repeat: int, turns_embedded: bool) -> None:
     provider = get_provider()
     _fill_memories(user.pk, existing, provider.dimensions, provider.model_name)
     print(
-        f"extraction: {repeat} rounds of {messages} messages in runs of 10, "
-        f"{existing} existing memories"
-        + (", turns embedded beforehand (rules and reconciliation alone)" if turns_embedded else "")
+        f"extraction ({settings.MEMORY_EXTRACTOR}): {repeat} rounds of {messages} messages in "
+        f"runs of 10, {existing} existing memories"
+        + (
+            ", turns embedded beforehand (extractor and reconciliation alone)"
+            if turns_embedded
+            else ""
+        )
     )
     throughputs = []
     for round_number in range(1, repeat + 1):
@@ -176,7 +186,9 @@ def bench_extraction(scale: float, repeat: int, turns_embedded: bool) -> None:
             )
         # Queued as the conversations' turns triggers queue them at ingestion, untimed.
         queued = ExtractionRun.objects.bulk_create(
-            ExtractionRun(conversation=conversation, trigger="turns")
+            ExtractionRun(
+                conversation=conversation, trigger="turns", extractor=settings.MEMORY_EXTRACTOR
+            )
             for conversation in conversations
         )
         durations = []
