@@ -15,21 +15,20 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.db import transaction
-from django.db.models import Max
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
-from accounts.models import MemorySettings, TokenScope
+from accounts.models import TokenScope
 from api.auth import requires_scope
 from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.extraction.runs import (
     extraction_request,
-    maybe_request_turns_extraction,
     retry_schedule_name,
 )
-from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message, RunStatus
+from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, RunStatus
+from conversations.services import NewMessage, add_messages
 from memories.models import Scope
 from memories.permissions import token_may_write_to
 from memories.sensitive import redact
@@ -263,60 +262,29 @@ def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str,
 )
 @requires_scope(TokenScope.INGEST)
 def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn) -> dict[str, Any]:
-    with transaction.atomic():
-        # The row lock keeps positions gapless when two batches arrive at once.
-        conversation = _own_conversation(request, conversation_id, lock=True)
-        incoming: dict[str, MessageIn] = {}
-        for message in payload.messages:
-            incoming.setdefault(message.external_id, message)
-        existing = dict(
-            conversation.messages.filter(external_id__in=list(incoming)).values_list(
-                "external_id", "position"
-            )
+    try:
+        added = add_messages(
+            request.user,
+            conversation_id,
+            [NewMessage(**message.model_dump()) for message in payload.messages],
         )
-        last = conversation.messages.aggregate(last=Max("position"))["last"] or 0
-        now = timezone.now()
-        new_messages = []
-        for message in incoming.values():
-            if message.external_id in existing:
-                continue
-            last += 1
-            new_messages.append(
-                Message(
-                    conversation=conversation,
-                    role=message.role,
-                    # Stored redacted: a secret said in a chat is kept nowhere.
-                    content=redact(message.content)[0],
-                    external_id=message.external_id,
-                    speaker=message.speaker,
-                    position=last,
-                    sent_at=message.sent_at or now,
-                    created_at=now,
-                )
-            )
-        Message.objects.bulk_create(new_messages)
-        run = None
-        if new_messages and MemorySettings.for_user(request.user).privacy_paused:
-            # Memory paused (privacy): what is said meanwhile is kept, never extracted.
-            Conversation.objects.filter(pk=conversation.pk).update(extracted_through=last)
-        elif new_messages:
-            run = maybe_request_turns_extraction(conversation)
-    positions = {**existing, **{m.external_id: m.position for m in new_messages}}
-    if run is not None:
-        run.refresh_from_db()
+    except Conversation.DoesNotExist:
+        raise ApiError("NOT_FOUND", f"No conversation {conversation_id} of yours.") from None
+    if added.run is not None:
+        added.run.refresh_from_db()
     return {
-        "conversation_id": conversation.pk,
-        "stored": len(new_messages),
-        "duplicates": len(payload.messages) - len(new_messages),
+        "conversation_id": added.conversation.pk,
+        "stored": added.stored,
+        "duplicates": len(payload.messages) - added.stored,
         "messages": [
             {
                 "external_id": external_id,
-                "position": positions[external_id],
-                "stored": external_id not in existing,
+                "position": position,
+                "stored": external_id not in added.duplicates,
             }
-            for external_id in incoming
+            for external_id, position in added.positions.items()
         ],
-        "extraction_run": run_out(run) if run is not None else None,
+        "extraction_run": run_out(added.run) if added.run is not None else None,
     }
 
 

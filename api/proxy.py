@@ -49,12 +49,6 @@ from accounts.models import ApiToken, TokenScope
 from api.auth import ApiRequest, scope_refusal
 from api.commands import CommandIn
 from api.commands import command as command_endpoint
-from api.conversations import (
-    ConversationIn,
-    MessagesIn,
-    conversation_create,
-    messages_add,
-)
 from api.errors import ApiError
 from api.gateway import (
     Scope,
@@ -67,6 +61,8 @@ from api.gateway import (
 from api.recall import PreviewIn
 from api.recall import preview as preview_endpoint
 from conversations.commands import CommandError
+from conversations.models import Conversation
+from conversations.services import NewMessage, add_messages
 from memories.openai_sdk import Endpoint
 
 logger = logging.getLogger(__name__)
@@ -203,18 +199,17 @@ def run_command(request: ApiRequest, text: str) -> str:
 
 
 def store_exchange(request: ApiRequest, turn: Turn, answer: str) -> None:
-    start = ConversationIn.model_validate({"external_id": turn.conversation, "client": CLIENT})
-    conversation = conversation_create(request, start).value
-    if conversation["temporary"]:
+    """The user's turn and the answer, in the conversation ``turn`` names (started for this
+    client if new), through the same service as the JSON API's messages endpoint."""
+    conversation, _created = Conversation.objects.get_or_create(
+        owner_id=request.user.pk, external_id=turn.conversation, defaults={"client": CLIENT}
+    )
+    if conversation.temporary:
         return
-    messages = [{"external_id": f"{turn.key}-user", "role": "user", "content": turn.user_text}]
+    messages = [NewMessage(f"{turn.key}-user", "user", turn.user_text[:MAX_STORED_CHARS])]
     if answer.strip():
-        messages.append(
-            {"external_id": f"{turn.key}-assistant", "role": "assistant", "content": answer}
-        )
-    for message in messages:
-        message["content"] = message["content"][:MAX_STORED_CHARS]
-    messages_add(request, conversation["id"], MessagesIn.model_validate({"messages": messages}))
+        messages.append(NewMessage(f"{turn.key}-assistant", "assistant", answer[:MAX_STORED_CHARS]))
+    add_messages(request.user, conversation.pk, messages)
 
 
 async def store_later(scope: Scope, turn: Turn, answer: Answer) -> None:

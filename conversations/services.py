@@ -1,4 +1,5 @@
-"""Deleting conversations and their messages: by the user, and by the daily retention job.
+"""Adding messages to conversations (the JSON API, the memory proxy), and deleting
+conversations and their messages: by the user, and by the daily retention job.
 
 Memories made from a conversation stay: their ``conversation`` link is cleared (SET NULL)
 and their evidence keeps its quotes, so the pages show the source as deleted
@@ -7,20 +8,108 @@ and their evidence keeps its quotes, so the pages show the source as deleted
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
-from conversations.models import Conversation, Message
+from accounts.models import MemorySettings
+from conversations.extraction.runs import maybe_request_turns_extraction
+from conversations.models import Conversation, ExtractionRun, Message
+from memories.sensitive import redact
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 
 # A temporary conversation's messages are kept this long at most, whatever the retention.
 TEMPORARY_MESSAGES_KEPT = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A message to add; ``sent_at`` None: now."""
+
+    external_id: str
+    role: str
+    content: str
+    speaker: str = ""
+    sent_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AddedMessages:
+    conversation: Conversation
+    # Each external id given, in the order given, with its message's position.
+    positions: dict[str, int]
+    # The external ids already stored before (not stored again).
+    duplicates: frozenset[str]
+    stored: int
+    # The extraction run the new user turns asked for, if they did.
+    run: ExtractionRun | None
+
+
+def add_messages(
+    owner: AbstractBaseUser | AnonymousUser, conversation_id: int, messages: Sequence[NewMessage]
+) -> AddedMessages:
+    """Add ``messages`` to ``owner``'s conversation, idempotent by external id (the first
+    of a repeated one counts), numbered after its last; stored redacted. Memory paused
+    (privacy): kept and never extracted; otherwise the new user turns may ask for an
+    extraction run (``maybe_request_turns_extraction``). Raises Conversation.DoesNotExist
+    when ``owner`` has no such conversation."""
+    with transaction.atomic():
+        # The row lock keeps positions gapless when two batches arrive at once.
+        conversation = (
+            Conversation.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .get(owner_id=owner.pk, pk=conversation_id)
+        )
+        incoming: dict[str, NewMessage] = {}
+        for message in messages:
+            incoming.setdefault(message.external_id, message)
+        existing = dict(
+            conversation.messages.filter(external_id__in=list(incoming)).values_list(
+                "external_id", "position"
+            )
+        )
+        last = conversation.messages.aggregate(last=Max("position"))["last"] or 0
+        now = timezone.now()
+        new_messages = []
+        for message in incoming.values():
+            if message.external_id in existing:
+                continue
+            last += 1
+            new_messages.append(
+                Message(
+                    conversation=conversation,
+                    role=message.role,
+                    # A secret said in a chat is kept nowhere.
+                    content=redact(message.content)[0],
+                    external_id=message.external_id,
+                    speaker=message.speaker,
+                    position=last,
+                    sent_at=message.sent_at or now,
+                    created_at=now,
+                )
+            )
+        Message.objects.bulk_create(new_messages)
+        run = None
+        if new_messages and MemorySettings.for_user(owner).privacy_paused:
+            # Memory paused (privacy): what is said meanwhile is kept, never extracted.
+            Conversation.objects.filter(pk=conversation.pk).update(extracted_through=last)
+        elif new_messages:
+            run = maybe_request_turns_extraction(conversation)
+    positions = {**existing, **{message.external_id: message.position for message in new_messages}}
+    return AddedMessages(
+        conversation=conversation,
+        positions={external_id: positions[external_id] for external_id in incoming},
+        duplicates=frozenset(existing),
+        stored=len(new_messages),
+        run=run,
+    )
 
 
 @transaction.atomic
