@@ -718,21 +718,27 @@ def hnsw_ef_search(
     limit: int, size: int, buckets: Sequence[int] | None, table: str = MEMORY_TABLE
 ) -> int:
     """Enough of the nearest rows of the ``buckets``' indexes (None: the table's one index)
-    that HNSW_EXPECTED_HITS (at most ``limit``) of them are likely among the ``size``
-    candidates: the cost grows with it."""
-    wanted = min(limit, HNSW_EXPECTED_HITS)
+    that HNSW_EXPECTED_HITS of them are likely among the ``size`` candidates, and at least
+    ``limit``: the cost grows with it. HNSW_EXPECTED_HITS however small ``limit``: fewer find
+    fewer of the true nearest."""
     statistics = table_statistics(table)
     index_rows = statistics.rows if buckets is None else statistics.index_rows(buckets)
-    return min(MAX_EF_SEARCH, max(limit, math.ceil(HNSW_SAFETY * wanted * index_rows / size)))
+    return min(
+        MAX_EF_SEARCH,
+        max(
+            limit,
+            HNSW_EXPECTED_HITS,
+            math.ceil(HNSW_SAFETY * HNSW_EXPECTED_HITS * index_rows / size),
+        ),
+    )
 
 
-def hnsw_reaches(limit: int, size: int, buckets: Sequence[int] | None, table: str) -> bool:
+def hnsw_reaches(size: int, buckets: Sequence[int] | None, table: str) -> bool:
     """Whether MAX_EF_SEARCH is enough for HNSW to find the nearest of ``size`` candidates
     among the indexes' rows (see ``hnsw_ef_search``)."""
-    wanted = min(limit, HNSW_EXPECTED_HITS)
     statistics = table_statistics(table)
     index_rows = statistics.rows if buckets is None else statistics.index_rows(buckets)
-    return HNSW_SAFETY * wanted * index_rows / max(size, 1) <= MAX_EF_SEARCH
+    return HNSW_SAFETY * HNSW_EXPECTED_HITS * index_rows / max(size, 1) <= MAX_EF_SEARCH
 
 
 def hnsw_nearest_sql(
@@ -799,7 +805,7 @@ def vector_search(
     else:
         plan, size = vector_plan(embedded, exact_limit, estimate_key)
         if plan == "hnsw" and size <= EXACT_VECTOR_LIMIT:
-            plan = "hnsw" if hnsw_reaches(limit, size, buckets, table) else "exact"
+            plan = "hnsw" if hnsw_reaches(size, buckets, table) else "exact"
     if plan == "exact":
         return VectorSearch(*exact_nearest_sql(embedded, vector, limit), None)
     searches = [

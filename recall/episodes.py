@@ -55,6 +55,13 @@ EPISODE_IMPORTANCE = 0.9
 EPISODE_CONFIDENCE = 1.0
 # The current conversation's latest turns are left out: the client sends up to this many.
 CURRENT_RECENT_TURNS = 20
+# How many turns each search (keyword, vector) contributes, whatever the request's ``limit``: the
+# conversation budget holds a few turns, and RRF lets turns both searches rank low outrank the
+# one a search ranks first. On the dev file (benchmarks/conversation_memory.py) the preview
+# found more evidence in its first 10 with 10 than with 40: R@10 episodes only 0.664 against
+# 0.605, both 0.670 against 0.621 (20: 0.605, 0.630; 5: 0.592, 0.651); and on 1,000,000 turns
+# (benchmarks/recall_speed.py --messages 1000000) a preview took p50/p95 1.6/1.9 ms less.
+EPISODE_DEPTH = 10
 # A reply this short (in words) or to a question comes with the turn it answers.
 SHORT_REPLY_WORDS = 20
 # A turn is shown up to this many characters.
@@ -268,13 +275,13 @@ def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[f
     return round(score, 6), recency
 
 
-def search_episodes(pool: MessageQuerySet, query: str, *, depth: int) -> PreparedSearch:
+def search_episodes(pool: MessageQuerySet, query: str) -> PreparedSearch:
     """The search of the turns of ``pool`` that answer ``query``, with their columns
     (TURNS_SQL)."""
     return prepare_search(
         pool,
         query,
-        depth=depth,
+        depth=EPISODE_DEPTH,
         buckets=None,
         weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
         max_match_rows=EPISODE_MAX_MATCH_ROWS,
@@ -284,14 +291,14 @@ def search_episodes(pool: MessageQuerySet, query: str, *, depth: int) -> Prepare
 
 
 def start_episode_search(
-    pool: MessageQuerySet, query: str, *, depth: int
+    pool: MessageQuerySet, query: str
 ) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
     """Start searching the turns of ``pool`` that answer ``query`` on a side connection (the
     caller searches the memories meanwhile; the statement is made here, where it does not
     wait for the interpreter lock); the function returned takes the query's intent and the
     time it is asked at and gives the turns, best first (ties by id), each with the turn it
     answers when that helps (``answers``)."""
-    ranking = side_connections.start(search_episodes(pool, query, depth=depth).run)
+    ranking = side_connections.start(search_episodes(pool, query).run)
     return lambda intent, now: scored_episodes(ranking.result(), intent, now)
 
 

@@ -524,7 +524,6 @@ def _build(
                 as_of=request.as_of,
             ),
             request.query,
-            depth=request.depth,
         )
     timings: dict[str, float] = {}
     ranking = None

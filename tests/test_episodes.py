@@ -294,3 +294,21 @@ def test_without_a_conversation_no_past_turn_is_searched(alice, project):
     assert searches(project=project) == 2
     chat(alice, ("user", "We hiked the Kalalau trail"))
     assert searches() == 2
+
+
+def test_each_search_contributes_at_most_episode_depth_turns(alice):
+    """Past turns come from the best EPISODE_DEPTH of each search, whatever the request's
+    limit: on the dev file deeper lists let turns both searches rank low outrank the best."""
+    from recall.episodes import EPISODE_DEPTH, episode_pool, search_episodes
+
+    chat(alice, *[("user", f"The lighthouse keeper story, part {n}") for n in range(30)])
+
+    ranking = search_episodes(
+        episode_pool(alice, project=None, project_ids=[]), "lighthouse keeper"
+    ).run()
+
+    keyword_ranks = [m["keyword_rank"] for m in ranking.matches.values() if m["keyword_rank"]]
+    vector_ranks = [m["vector_rank"] for m in ranking.matches.values() if m["vector_rank"]]
+    assert sorted(keyword_ranks) == list(range(1, EPISODE_DEPTH + 1))
+    assert sorted(vector_ranks) == list(range(1, EPISODE_DEPTH + 1))
+    assert len(ranking.matches) <= 2 * EPISODE_DEPTH

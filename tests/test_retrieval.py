@@ -375,6 +375,18 @@ def test_a_large_pool_is_searched_through_its_buckets_hnsw_indexes(alice, projec
     assert f"{HNSW_INDEX_PREFIX}{vector_bucket(alice.pk)}" in plan_text
 
 
+def test_a_short_hnsw_list_is_searched_as_wide_as_a_full_one():
+    """HNSW is approximate: a search for its 10 nearest (past turns) is as wide as one for
+    HNSW_EXPECTED_HITS, which finds more of the true nearest, and wider for a longer list."""
+    size = 10**9  # candidates: about every row of the index
+
+    expected = retrieval.hnsw_ef_search(retrieval.HNSW_EXPECTED_HITS, size, None)
+
+    assert expected == retrieval.HNSW_EXPECTED_HITS
+    assert retrieval.hnsw_ef_search(10, size, None) == expected
+    assert retrieval.hnsw_ef_search(expected + 5, size, None) == expected + 5
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_forked_process_searches_with_its_own_side_connections(alice):
     """A process forked after the parent used its side connections (the benchmark's
