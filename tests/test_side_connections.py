@@ -73,3 +73,35 @@ def test_a_side_connection_is_health_checked_only_after_being_idle(settings, mon
         assert len(checks) == 1 and checks[0].startswith("side-connection")
     finally:
         side_connections.finish()
+
+
+def test_a_pooled_side_connection_is_kept_while_in_use(settings, monkeypatch):
+    """In the web server connections come from a pool (CONN_MAX_AGE 0): a side thread keeps
+    the one it just used rather than give it back and borrow (and check) one for each task;
+    after an idle spell, or an error, it gives it back as Django does after a request."""
+    from django.db import connection
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    settings.MEMORY_SIDE_CONNECTIONS = 1
+    side_connections.finish()
+    given_back: list[str] = []
+    monkeypatch.setattr(
+        side_connections, "close_old_connections", lambda: given_back.append(thread_name())
+    )
+    monkeypatch.setattr(DatabaseWrapper, "pool", property(lambda self: object()))
+
+    def failed_query() -> None:
+        connection.errors_occurred = True
+
+    try:
+        side_connections.start(thread_name).result()  # Never used: from the pool.
+        side_connections.start(thread_name).result()  # Just used: kept.
+        assert len(given_back) == 1
+        side_connections.start(failed_query).result()
+        side_connections.start(thread_name).result()  # After an error: given back.
+        assert len(given_back) == 2
+        monkeypatch.setattr(side_connections, "RECHECK_AFTER_IDLE_SECONDS", 0.0)
+        side_connections.start(thread_name).result()  # Idle: given back.
+        assert len(given_back) == 3
+    finally:
+        side_connections.finish()
