@@ -39,7 +39,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Q, QuerySet
@@ -449,7 +448,7 @@ def keyword_sql(
     *,
     as_typed: bool = False,
     max_hits: int | None = None,
-    key: tuple[str, str] | None = None,
+    rows: PoolRows | None = None,
 ) -> tuple[str, list[Any]] | None:
     """SQL and parameters of (id, BM25 score) of the memories matching any term of ``text``,
     best first, ties by id; None if there is nothing to match (no term, or no row).
@@ -472,14 +471,19 @@ def keyword_sql(
     ``max_rows`` and ``as_typed``: as ``_query_terms``. ``max_hits``: BM25 scores at most
     this many matches, whatever the statistics said of the terms: those holding every term
     first, then the newest (one test of each match, where BM25 makes one for every term).
-    ``key``: ``memories``' ``pool_key``, if known.
+    ``rows``: ``memories``' ``pool_rows``, if made already.
     """
     table_name = memories.model._meta.db_table
     terms = _query_terms(text, table_name, max_rows, as_typed)
     if not terms:
         return None
+    if rows is None:
+        try:
+            rows = pool_rows(memories)
+        except EmptyResultSet:
+            return None
     # Over the whole pool, before it is narrowed to the matches: idf needs all its rows.
-    corpus: tuple[int, float] | tuple[str, list[Any]] | None = corpus_statistics(memories, key)
+    corpus: tuple[int, float] | tuple[str, list[Any]] | None = corpus_statistics(memories, rows.key)
     if corpus is None:  # A small pool, counted by the search itself.
         try:
             sql, corpus_params = memories.values("search_vector").query.sql_with_params()
@@ -492,6 +496,7 @@ def keyword_sql(
         )
     any_term = " | ".join(term.tsquery for term in terms)
     table = connection.ops.quote_name(table_name)
+    # The pool's rows read from its matches only: the table in its SQL becomes them.
     if access:
         allowed = " | ".join(f"'{lexeme}'" for lexeme in access)
         source = (
@@ -500,19 +505,15 @@ def keyword_sql(
         )
         source_params = [f"({allowed}) & ({any_term})"]
     else:
-        memories = memories.filter(
-            search_vector=SearchQuery(any_term, search_type="raw", config="simple")
+        source = (
+            f"(SELECT * FROM {table} WHERE search_vector @@ to_tsquery('simple', %s)) AS {table}"
         )
-        source, source_params = table, []
-    try:
-        pool_sql, pool_params = memories.values("id", "search_vector").query.sql_with_params()
-    except EmptyResultSet:
-        return None
-    select, found, rest = pool_sql.partition(f" FROM {table} ")
+        source_params = [any_term]
+    select, found, rest = rows.sql.partition(f" FROM {table} ")
     if not found:  # Never silently search without the match condition.
-        raise RuntimeError(f"No FROM {table} in the candidates' SQL: {pool_sql}")
+        raise RuntimeError(f"No FROM {table} in the candidates' SQL: {rows.sql}")
     pool_sql = f"{select} FROM {source} {rest}"
-    params = [*source_params, *pool_params]
+    params = [*source_params, *rows.params]
     if max_hits is not None:
         # OFFSET 0: the matches are found through the search index, then the best kept;
         # else the planner may walk the id index backwards, testing every row on the way.
@@ -585,15 +586,14 @@ def bm25_sql(
 
 
 def corpus_statistics(
-    memories: QuerySet[Any, Any], key: tuple[str, str] | None = None
+    memories: QuerySet[Any, Any], key: tuple[str, str]
 ) -> tuple[int, float] | None:
     """(how many, their average length in lexemes) of a large set of ``memories``, for BM25,
     estimated: the planner's count, and the length of a sample, kept as long as the table
     statistics. None for a small set: the search counts it in its own statement
-    (``keyword_sql``), not in a round trip of its own before it. ``key``: ``pool_key``'s, if
-    known."""
+    (``keyword_sql``), not in a round trip of its own before it. ``key``: the pool's
+    ``PoolRows.key`` (both caches' key)."""
     rows = memories.values("pk")
-    key = key or pool_key(memories)  # Both caches' key.
     estimate = estimated_rows(rows, key)
     if estimate <= EXACT_CORPUS_LIMIT:
         return None
@@ -610,14 +610,28 @@ def _sample_length(memories: QuerySet[Any, Any]) -> float:
         return float(cursor.fetchone()[0] or 0.0)
 
 
-def pool_key(memories: QuerySet[Any, Any]) -> tuple[str, str]:
-    """The key of ``memories``' estimates (how many, how long): made once per search, as a
-    compile of the query costs ~0.3 ms."""
-    return _query_key(memories.values("pk"))
+@dataclass(frozen=True)
+class PoolRows:
+    """The SQL of a pool's (id, search_vector), which the keyword search reads its matches
+    with, and ``key``: that of the pool's estimates (how many, how long). Compiled once per
+    search, for both: a memory pool's compile costs ~0.4 ms."""
+
+    sql: str
+    params: list[Any]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return _sql_key(self.sql, self.params)
+
+
+def pool_rows(memories: QuerySet[Any, Any]) -> PoolRows:
+    """``memories``' PoolRows; EmptyResultSet for a pool that can hold nothing."""
+    sql, params = memories.values("id", "search_vector").query.sql_with_params()
+    return PoolRows(sql, list(params))
 
 
 def _embedded_key(key: tuple[str, str], model_name: str) -> tuple[str, str]:
-    """The key of the estimate of the rows of a pool (``pool_key``) with vectors by
+    """The key of the estimate of the rows of a pool (``PoolRows.key``) with vectors by
     ``model_name``."""
     return key[0], f"{key[1]} embedded by {model_name}"
 
@@ -626,7 +640,10 @@ def _query_key(queryset: QuerySet[Any, Any]) -> tuple[str, str]:
     """A query's SQL and parameters, times left out: a user's searches ask for the same
     candidates again and again, only at another time (``as_of``, now by default), which
     hardly moves an estimate."""
-    sql, params = queryset.query.sql_with_params()
+    return _sql_key(*queryset.query.sql_with_params())
+
+
+def _sql_key(sql: str, params: Sequence[Any]) -> tuple[str, str]:
     return sql, repr([param for param in params if not isinstance(param, datetime)])
 
 
@@ -796,7 +813,7 @@ def vector_search(
     a table with one HNSW index (messages). ``exact_limit``: a lower limit than
     EXACT_VECTOR_LIMIT for exact ranking, over which HNSW is used only where it reaches
     enough of the candidates (``hnsw_reaches``), exact ranking still otherwise. ``key``:
-    ``memories``' ``pool_key``, if known."""
+    ``memories``' ``PoolRows.key``, if known."""
     embedded = embedded_with(memories, model_name)
     table = memories.model._meta.db_table
     estimate_key = _embedded_key(key, model_name) if key else None
@@ -1046,10 +1063,11 @@ def prepare_search(
     which on 2 cores beat four searches on four connections
     (benchmarks/recall_speed.py --scale 1 --messages 1000000)."""
     started = time.perf_counter()
-    key = pool_key(memories)
+    rows = pool_rows(memories)
+    key = rows.key
     keyword = None
     if mode != "vector":
-        keyword = keyword_sql(memories, text, depth, access, max_rows=max_match_rows, key=key)
+        keyword = keyword_sql(memories, text, depth, access, max_rows=max_match_rows, rows=rows)
     vector, degraded = None, None
     if mode != "keyword" and text.strip():
         query_vector, degraded = _query_vector(text)

@@ -470,6 +470,16 @@ def injection_preview(
 def _build(
     user: User, request: PreviewRequest, *, api_token: ApiToken | None, client: str
 ) -> dict[str, Any]:
+    temporary = request.temporary or (
+        request.conversation is not None and request.conversation.temporary
+    )
+    if not temporary:
+        # What the searches need is read on side connections while this one reads the
+        # user's settings (wasted only when memory is off or paused): the query's words,
+        # the user's conversations and projects.
+        start_query_lexemes(request.query)
+        conversations = side_connections.start(past_conversations, user, request.conversation)
+        projects = side_connections.start(member_project_ids, user)
     memory_settings = MemorySettings.for_user(user)
     if not memory_settings.memory_enabled:
         return _empty(
@@ -485,7 +495,7 @@ def _build(
             reason="privacy_paused",
             message="The user paused memory (privacy): nothing is injected until they resume it.",
         )
-    if request.temporary or (request.conversation is not None and request.conversation.temporary):
+    if temporary:
         return _empty(
             request,
             enabled=True,
@@ -497,11 +507,7 @@ def _build(
     if limit == TokenLimit.PROJECT and request.project is None and api_token is not None:
         # A token limited to one project recalls that project's memories.
         request.project = api_token.limit_project
-    # The user's conversations, and the query's words as both searches need them, are read
-    # on side connections while this one reads the user's projects.
-    start_query_lexemes(request.query)
-    conversations = side_connections.start(past_conversations, user, request.conversation)
-    project_ids = member_project_ids(user)
+    project_ids = projects.result()
     past = conversations.result()
     now = request.as_of or timezone.now()
     episode_search = None
