@@ -5,6 +5,9 @@
     python benchmarks/recall_speed.py --scale 1 --messages 1000000   # and past turns to search
     python benchmarks/recall_speed.py --scale 1 --messages 1000000 --runs 5   # median of 5 runs
 
+It prints a host reference first (``host_reference_ms``): the same code measures several
+times slower on a host with slow memory, so compare figures from two hosts by it.
+
 ``--messages N`` stores N messages (past turns) in conversations of the bench user, made
 the same way, so each preview also searches them (episodic recall).
 
@@ -344,6 +347,24 @@ def queries(count: int) -> list[dict[str, object]]:
     ]
 
 
+def host_reference_ms(user_id: int, runs: int = 7) -> float:
+    """The median time of one fixed statement over the bench data (each of the bench user's
+    memories read from shared buffers, one row at a time as a search reads its matches):
+    hosts differ in memory speed by several times, and so do these figures; compare runs on
+    two hosts by this first."""
+    times = []
+    with connection.cursor() as cursor:
+        for _run in range(runs):
+            started = time.perf_counter()
+            cursor.execute(
+                "SELECT count(*), sum(length(search_vector)) FROM memoryapp_memory "
+                "WHERE owner_id = %s",
+                [user_id],
+            )
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -475,6 +496,7 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SHOW shared_buffers")
         print(f"PostgreSQL shared_buffers: {cursor.fetchone()[0]}")
+    print(f"Host reference: {host_reference_ms(bench_id):.0f} ms")
     if "gc-freeze" not in args.without:
         freeze_startup_objects()
     bodies = queries(args.requests + args.warmup)
