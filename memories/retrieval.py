@@ -509,7 +509,8 @@ def keyword_sql(
             f"(SELECT * FROM {table} WHERE search_vector @@ to_tsquery('simple', %s)) AS {table}"
         )
         source_params = [any_term]
-    select, found, rest = rows.sql.partition(f" FROM {table} ")
+    # The SQL of a pool without conditions ends with its table.
+    select, found, rest = f"{rows.sql} ".partition(f" FROM {table} ")
     if not found:  # Never silently search without the match condition.
         raise RuntimeError(f"No FROM {table} in the candidates' SQL: {rows.sql}")
     pool_sql = f"{select} FROM {source} {rest}"
