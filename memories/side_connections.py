@@ -2,8 +2,8 @@
 
 Django gives each thread its own connection, so a small pool of threads is a
 pool of connections: while the request's own connection searches memories, the
-injection preview reads the user's conversations, turns the query into lexemes and
-searches past turns on them (PostgreSQL runs them side by side, on two cores), and
+injection preview turns the query into lexemes and searches past turns on them
+(PostgreSQL runs them side by side, on two cores), and
 its bookkeeping (recall/bookkeeping.py) is written there after the answer has gone out.
 
 Another connection cannot see what the caller's open transaction has written,

@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 from django.urls import reverse
@@ -47,7 +48,6 @@ from django.utils import timezone
 
 from accounts.models import MemorySettings, TokenLimit
 from conversations.models import Conversation
-from memories import side_connections
 from memories.embeddings import fallback_degraded
 from memories.models import Kind, Memory, MemoryQuerySet, Scope, one_line
 from memories.permissions import memories_for_token
@@ -56,7 +56,6 @@ from memories.retrieval import (
     ScoredMemory,
     access_lexemes,
     chat_pool,
-    member_project_ids,
     pool_buckets,
     prepare_search,
     query_intent,
@@ -67,6 +66,7 @@ from memories.tokens import estimate_tokens
 from recall.bookkeeping import record_access
 from recall.episodes import Episode, episode_pool, start_episode_search, with_context
 from teams.models import Project
+from teams.permissions import projects_readable_by
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -132,12 +132,19 @@ class PastConversations:
     any: bool
 
 
-def past_conversations(user: User, conversation: Conversation | None) -> PastConversations:
-    latest = list(
+def latest_participants(user: User) -> QuerySet[Any, Any]:
+    """The participants (as JSON text) of the user's NAME_CONVERSATIONS latest conversations."""
+    return (
         Conversation.objects.filter(owner=user, temporary=False)
         .order_by("-created_at")
         .values_list(Cast("participants", TextField()), flat=True)[:NAME_CONVERSATIONS]
     )
+
+
+def past_conversations(
+    latest: Sequence[str], conversation: Conversation | None
+) -> PastConversations:
+    """``latest``: ``latest_participants``' rows."""
     # Each distinct list decoded once: most conversations have the same people, and decoding
     # 200 lists took ~2 ms of a preview.
     lists = [json.loads(participants) for participants in set(latest)]
@@ -151,6 +158,36 @@ def past_conversations(user: User, conversation: Conversation | None) -> PastCon
         if isinstance(participant, dict) and participant.get("name")
     }
     return PastConversations(names, bool(latest))
+
+
+@dataclass(frozen=True)
+class PreviewContext:
+    """What a preview reads before it searches: the user's memory settings, the projects they
+    may read (``member_project_ids``) and their past conversations."""
+
+    memory_settings: MemorySettings
+    project_ids: list[int]
+    past: PastConversations
+
+
+def preview_context(user: User, conversation: Conversation | None) -> PreviewContext:
+    """Read in one round trip, on the request's connection: read side by side on three, they
+    waited for each other's turn at the interpreter lock."""
+    found = list(
+        MemorySettings.objects.filter(user_id=user.pk).annotate(
+            readable_project_ids=ArraySubquery(projects_readable_by(user).values("id")),
+            latest_participants=ArraySubquery(latest_participants(user)),
+        )
+    )
+    if not found:  # Settings not made yet.
+        MemorySettings.for_user(user)
+        return preview_context(user, conversation)
+    memory_settings = found[0]
+    return PreviewContext(
+        memory_settings,
+        memory_settings.readable_project_ids,
+        past_conversations(memory_settings.latest_participants, conversation),
+    )
 
 
 CITE_LINE = "When your answer relies on a memory, cite its number, e.g. [1]."
@@ -474,13 +511,10 @@ def _build(
         request.conversation is not None and request.conversation.temporary
     )
     if not temporary:
-        # What the searches need is read on side connections while this one reads the
-        # user's settings (wasted only when memory is off or paused): the query's words,
-        # the user's conversations and projects.
+        # The query's words are looked up on a side connection meanwhile.
         start_query_lexemes(request.query)
-        conversations = side_connections.start(past_conversations, user, request.conversation)
-        projects = side_connections.start(member_project_ids, user)
-    memory_settings = MemorySettings.for_user(user)
+    context = preview_context(user, request.conversation)
+    memory_settings = context.memory_settings
     if not memory_settings.memory_enabled:
         return _empty(
             request,
@@ -507,8 +541,8 @@ def _build(
     if limit == TokenLimit.PROJECT and request.project is None and api_token is not None:
         # A token limited to one project recalls that project's memories.
         request.project = api_token.limit_project
-    project_ids = projects.result()
-    past = conversations.result()
+    project_ids = context.project_ids
+    past = context.past
     now = request.as_of or timezone.now()
     episode_search = None
     turns_project = None if limit else request.project

@@ -16,7 +16,7 @@ from memories import services
 from memories.models import Memory, Scope
 from memories.tokens import estimate_tokens
 from recall import bookkeeping
-from recall.injection import PreviewRequest, injection_preview
+from recall.injection import PreviewRequest, injection_preview, preview_context
 from recall.models import AccessLog
 from tests.recall_helpers import remember
 
@@ -173,6 +173,35 @@ def test_memory_off_gives_an_empty_block_and_says_why(alice):
     assert result["reason"] == "memory_disabled"
     assert result["block"] == "" and result["memories"] == []
     assert not AccessLog.objects.exists()
+
+
+def test_settings_projects_and_past_people_are_read_in_one_round_trip(alice, project):
+    Conversation.objects.create(
+        owner=alice, external_id="c", participants=[{"name": "Mia", "role": "user"}]
+    )
+    Conversation.objects.create(
+        owner=alice, external_id="t", temporary=True, participants=[{"name": "Zed"}]
+    )
+
+    with CaptureQueriesContext(connection) as queries:
+        context = preview_context(alice, None)
+
+    assert len(queries) == 1
+    assert context.memory_settings.memory_enabled is True
+    assert context.project_ids == [project.pk]
+    # A temporary conversation's people are nobody a query is known to be about.
+    assert context.past.names == {"Mia"} and context.past.any
+
+
+def test_a_user_without_settings_yet_gets_them_made_with_the_defaults(alice, settings):
+    remember(alice, "Tea please")
+    settings.MEMORY_ENABLED_BY_DEFAULT = True
+    MemorySettings.objects.filter(user=alice).delete()
+
+    result = preview(alice)
+
+    assert MemorySettings.objects.get(user=alice).memory_enabled is True
+    assert ids(result) == [Memory.objects.get().pk]
 
 
 def test_a_temporary_conversation_gets_nothing(alice):
