@@ -293,13 +293,17 @@ def search_episodes(pool: MessageQuerySet, query: str) -> PreparedSearch:
 def start_episode_search(
     pool: MessageQuerySet, query: str
 ) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
-    """Start searching the turns of ``pool`` that answer ``query`` on a side connection (the
-    caller searches the memories meanwhile; the statement is made here, where it does not
-    wait for the interpreter lock); the function returned takes the query's intent and the
+    """Start searching the turns of ``pool`` that answer ``query`` on a side connection: its
+    thread makes the statement and runs it while the caller waits for its own (the memories'
+    search, made before this starts); the function returned takes the query's intent and the
     time it is asked at and gives the turns, best first (ties by id), each with the turn it
     answers when that helps (``answers``)."""
-    ranking = side_connections.start(search_episodes(pool, query).run)
+    ranking = side_connections.start(_run_search, pool, query)
     return lambda intent, now: scored_episodes(ranking.result(), intent, now)
+
+
+def _run_search(pool: MessageQuerySet, query: str) -> Ranking:
+    return search_episodes(pool, query).run()
 
 
 def scored_episodes(ranking: Ranking, intent: QueryIntent, now: datetime) -> EpisodeSearch:

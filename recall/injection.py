@@ -544,29 +544,7 @@ def _build(
     project_ids = context.project_ids
     past = context.past
     now = request.as_of or timezone.now()
-    episode_search = None
-    turns_project = None if limit else request.project
-    if (
-        "episodes" in request.sources
-        and memory_settings.reference_past_conversations
-        # The user's own conversations are no project's: not for a project-limited token.
-        and limit != TokenLimit.PROJECT
-        # Without a conversation of theirs, nor a project's, there is no past turn to search.
-        and (past.any or (turns_project is not None and turns_project.pk in project_ids))
-    ):
-        episodes_started = time.perf_counter()
-        episode_search = start_episode_search(
-            episode_pool(
-                user,
-                project=turns_project,
-                project_ids=project_ids,
-                conversation=request.conversation,
-                as_of=request.as_of,
-            ),
-            request.query,
-        )
-    timings: dict[str, float] = {}
-    ranking = None
+    memory_search = None
     if "memories" in request.sources:
         pool = chat_pool(
             user,
@@ -579,7 +557,7 @@ def _build(
         access = access_lexemes(user, project_ids)
         # The pool's projects: the one the chat names, if any.
         buckets = pool_buckets(user.pk, [request.project.pk] if request.project else [])
-        ranking = prepare_search(
+        memory_search = prepare_search(
             pool,
             request.query,
             depth=request.depth,
@@ -587,7 +565,34 @@ def _build(
             buckets=buckets,
             rows_sql=RECALLED_SQL,
             also=pinned_ids(pool),
-        ).run()
+        )
+    episode_search = None
+    turns_project = None if limit else request.project
+    if (
+        "episodes" in request.sources
+        and memory_settings.reference_past_conversations
+        # The user's own conversations are no project's: not for a project-limited token.
+        and limit != TokenLimit.PROJECT
+        # Without a conversation of theirs, nor a project's, there is no past turn to search.
+        and (past.any or (turns_project is not None and turns_project.pk in project_ids))
+    ):
+        episodes_started = time.perf_counter()
+        # Started once the memories' search is made: the side connection's thread makes the
+        # turns' search while this one waits for the memories' statement, not before it.
+        episode_search = start_episode_search(
+            episode_pool(
+                user,
+                project=turns_project,
+                project_ids=project_ids,
+                conversation=request.conversation,
+                as_of=request.as_of,
+            ),
+            request.query,
+        )
+    timings: dict[str, float] = {}
+    ranking = None
+    if memory_search is not None:
+        ranking = memory_search.run()
         timings.update(ranking.timings_ms)
     intent = query_intent(request.query, past.names)
     degraded = None
