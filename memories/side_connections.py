@@ -6,6 +6,11 @@ injection preview turns the query into lexemes and searches past turns on them
 (PostgreSQL runs them side by side, on two cores), and
 its bookkeeping (recall/bookkeeping.py) is written there after the answer has gone out.
 
+Work written after the answer (``after``) has a thread and connection of its own, one at a
+time: bookkeeping updates rows that other processes' bookkeeping updates too, and may wait
+for their locks. In the request threads' pool a request's side work queued behind it, and
+with 4 clients a preview now and then waited over a second (benchmarks/recall_speed.py).
+
 Another connection cannot see what the caller's open transaction has written,
 so inside a transaction (``atomic``, and every test that runs inside one) the
 work runs at once on the caller's connection instead. ``MEMORY_SIDE_CONNECTIONS``
@@ -35,25 +40,29 @@ logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
 
-_executor: tuple[ThreadPoolExecutor, int] | None = None
+# The pools of side threads by what they run: work a request waits for (REQUEST, as many
+# threads as MEMORY_SIDE_CONNECTIONS), and work written after it (AFTER, one thread).
+REQUEST, AFTER = "side-connection", "after-answer"
+_executors: dict[str, tuple[ThreadPoolExecutor, int]] = {}
 _executor_lock = threading.Lock()
 
 
-def _pool() -> ThreadPoolExecutor | None:
-    global _executor
+def _pool(kind: str = REQUEST) -> ThreadPoolExecutor | None:
     size = settings.MEMORY_SIDE_CONNECTIONS
     if size <= 0:
         return None
+    if kind == AFTER:
+        size = 1
     with _executor_lock:
-        if _executor is None:
-            _executor = (ThreadPoolExecutor(size, thread_name_prefix="side-connection"), size)
-        return _executor[0]
+        if kind not in _executors:
+            _executors[kind] = (ThreadPoolExecutor(size, thread_name_prefix=kind), size)
+        return _executors[kind][0]
 
 
 def _forget_pool() -> None:
     """In a forked child: the parent's threads are not there, so the child makes its own."""
-    global _executor, _executor_lock
-    _executor, _executor_lock = None, threading.Lock()
+    global _executors, _executor_lock
+    _executors, _executor_lock = {}, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_pool)
@@ -62,10 +71,9 @@ os.register_at_fork(after_in_child=_forget_pool)
 def finish() -> None:
     """Wait for the side work under way and close the side connections (a database cannot
     be dropped while they are open); the next side work opens new ones."""
-    global _executor
     while True:
         with _executor_lock:
-            executor, _executor = _executor, None
+            executor = _executors.pop(next(iter(_executors)), None) if _executors else None
         if executor is None:
             return
         pool, size = executor
@@ -109,15 +117,16 @@ def _on_side_connection(work: Callable[[], T]) -> T:
         _last_used.at = time.monotonic()
 
 
-def _side_pool() -> ThreadPoolExecutor | None:
+def _side_pool(kind: str) -> ThreadPoolExecutor | None:
     """The pool to use now: none inside a transaction, whose writes only its connection sees."""
-    return None if connection.in_atomic_block else _pool()
+    return None if connection.in_atomic_block else _pool(kind)
 
 
-def _submit(work: Callable[[], T]) -> Future[T] | None:
-    """``work`` started on a side connection; None when it must run on the caller's: inside a
-    transaction, or once the interpreter is exiting (the pool takes no more work then)."""
-    pool = _side_pool()
+def _submit(work: Callable[[], T], kind: str = REQUEST) -> Future[T] | None:
+    """``work`` started on a side connection of the ``kind`` pool; None when it must run on
+    the caller's: inside a transaction, or once the interpreter is exiting (the pool takes no
+    more work then)."""
+    pool = _side_pool(kind)
     if pool is None:
         return None
     try:
@@ -143,7 +152,7 @@ def start(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
 def after(work: Callable[P, None], *args: P.args, **kwargs: P.kwargs) -> None:
     """Run ``work`` without waiting for it; a failure is logged. Inside a transaction it runs
     now, on the caller's connection, and commits or fails with the caller's writes."""
-    future = _submit(partial(work, *args, **kwargs))
+    future = _submit(partial(work, *args, **kwargs), AFTER)
     if future is None:
         work(*args, **kwargs)
     else:

@@ -11,6 +11,10 @@ def thread_name() -> str:
     return threading.current_thread().name
 
 
+def wait_for(event: threading.Event) -> None:
+    event.wait()
+
+
 def fail() -> None:
     raise ValueError("no")
 
@@ -30,18 +34,41 @@ def test_inside_a_transaction_work_runs_on_the_callers_connection(db):
 
 def test_once_the_pool_takes_no_more_work_it_runs_on_the_caller():
     """As when the interpreter exits while bookkeeping is under way."""
-    side_connections.start(thread_name).result()
-    assert side_connections._executor is not None
-    pool, _size = side_connections._executor
+    side_connections.after(lambda: None)
+    pool, _size = side_connections._executors[side_connections.AFTER]
     pool.shutdown(wait=True)
     ran_in: list[str] = []
 
     try:
         side_connections.after(lambda: ran_in.append(thread_name()))
     finally:
-        side_connections._executor = None
+        del side_connections._executors[side_connections.AFTER]
 
     assert ran_in == [thread_name()]
+
+
+def test_work_after_the_answer_never_holds_up_a_requests_side_work(settings):
+    """Bookkeeping may wait for row locks another process holds: however much of it waits,
+    a request's side work still starts at once."""
+    settings.MEMORY_SIDE_CONNECTIONS = 2
+    side_connections.finish()
+    released = threading.Event()
+    try:
+        for _work in range(3):
+            side_connections.after(wait_for, released)
+        assert side_connections.start(thread_name).result(timeout=5).startswith("side-connection")
+    finally:
+        released.set()
+        side_connections.finish()
+
+
+def test_work_after_the_answer_runs_one_at_a_time_on_its_own_thread():
+    ran_in: list[str] = []
+    for _work in range(3):
+        side_connections.after(lambda: ran_in.append(thread_name()))
+    side_connections.finish()
+    assert len(ran_in) == 3 and len(set(ran_in)) == 1
+    assert ran_in[0].startswith(side_connections.AFTER)
 
 
 @pytest.mark.django_db(transaction=True)
