@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -262,7 +263,7 @@ def test_the_bookkeeping_of_previews_close_together_is_written_together(alice, m
     with CaptureQueriesContext(connection) as captured:
         bookkeeping.flush()
 
-    writes = [q["sql"] for q in captured if q["sql"].lstrip().startswith(("INSERT", "UPDATE"))]
+    writes = [q["sql"] for q in captured if q["sql"].lstrip().startswith(("INSERT", "WITH"))]
     assert len(writes) == 2
     assert [log.block_hash for log in AccessLog.objects.order_by("pk")] == [
         result["hash"] for result in results
@@ -270,6 +271,43 @@ def test_the_bookkeeping_of_previews_close_together_is_written_together(alice, m
     memory.refresh_from_db()
     assert memory.access_count == 3
     assert memory.last_accessed_at is not None and memory.last_accessed_at > before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_use_of_a_memory_another_transaction_locked_is_counted_once_it_is_free(
+    alice, monkeypatch
+):
+    """Bookkeeping never waits for a lock (it held back the cleanup of old row versions):
+    the use waits, gathered, for a flush after the lock is gone."""
+    monkeypatch.setattr(bookkeeping, "FLUSH_SECONDS", 60)  # written when the test says
+    locked, free = remember(alice, "Tea at nine"), remember(alice, "Tea with lemon")
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_lock() -> None:
+        try:
+            with transaction.atomic():
+                Memory.objects.select_for_update().get(pk=locked.pk)
+                holding.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    try:
+        assert holding.wait(timeout=10)
+        assert sorted(ids(preview(alice, message="tea"))) == sorted([locked.pk, free.pk])
+        bookkeeping.flush()
+        counts = dict(Memory.objects.values_list("id", "access_count"))
+        assert counts == {locked.pk: 0, free.pk: 1}
+    finally:
+        release.set()
+        holder.join()
+
+    bookkeeping.flush()
+    counts = dict(Memory.objects.values_list("id", "access_count"))
+    assert counts == {locked.pk: 1, free.pk: 1}
+    assert AccessLog.objects.count() == 1
 
 
 def test_counting_use_touches_no_index(alice):
