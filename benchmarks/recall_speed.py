@@ -51,6 +51,7 @@ from django.test import Client  # noqa: E402
 
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
 from config.gc_tuning import freeze_startup_objects  # noqa: E402
+from conversations.models import MESSAGE_HNSW_INDEX_PREFIX  # noqa: E402
 from memories import side_connections, statistics_cache  # noqa: E402
 from memories.embeddings import get_provider, vector_literal  # noqa: E402
 from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS  # noqa: E402
@@ -238,7 +239,10 @@ def fill(total: int, user_rows: int) -> tuple[int, int]:
 
 
 MESSAGES_PER_CONVERSATION = 200
-MESSAGE_INDEXES = ("message_search_idx", "message_embedding_hnsw")
+MESSAGE_INDEXES = (
+    "message_search_idx",
+    *(f"{MESSAGE_HNSW_INDEX_PREFIX}{bucket}" for bucket in range(VECTOR_BUCKETS)),
+)
 
 
 def fill_messages(bench_id: int, count: int) -> None:

@@ -11,8 +11,9 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
+from memories.models import bucket_hnsw_indexes
 from memories.textsearch import search_document
 from teams.models import Project
 
@@ -102,6 +103,9 @@ class MessageQuerySet(models.QuerySet["Message"]):
         return self.filter(conversation__temporary=False)
 
 
+MESSAGE_HNSW_INDEX_PREFIX = "message_embedding_hnsw_"
+
+
 class Message(models.Model):
     """One turn of a conversation. The turns of conversations that are not temporary are
     searchable like memories (episodic recall, ``recall.episodes``): a search document and
@@ -128,6 +132,10 @@ class Message(models.Model):
     # The vector of ``embedding_text``, by the model named (as Memory's).
     embedding = VectorField(dimensions=settings.MEMORY_EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
+    # The vector bucket of its conversation's owner (``memories.models.vector_bucket``), set
+    # by a trigger on insert (migration 0005): a user's turns are searched through their
+    # bucket's HNSW index, where they are a larger share than in the whole table.
+    vector_bucket = models.SmallIntegerField(db_default=0, editable=False)
 
     objects = MessageQuerySet.as_manager()
 
@@ -135,13 +143,7 @@ class Message(models.Model):
         db_table = "memoryapp_message"
         indexes = [
             GinIndex(fields=["search_vector"], name="message_search_idx"),
-            HnswIndex(
-                name="message_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            *bucket_hnsw_indexes(MESSAGE_HNSW_INDEX_PREFIX),
         ]
         constraints = [
             models.UniqueConstraint(

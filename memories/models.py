@@ -37,11 +37,30 @@ VECTOR_BUCKETS = 8
 
 
 HNSW_INDEX_PREFIX = "memory_embedding_hnsw_"
+# The name of every table's bucket index ends so (its bucket is the number), whatever the
+# table: ``retrieval.table_statistics`` reads each one's size by it.
+HNSW_BUCKET_SUFFIX = r"_hnsw_([0-9]+)$"
 
 
 def vector_bucket(pool_id: int) -> int:
     """The bucket of a pool's vectors: a user's or a project's id."""
     return pool_id % VECTOR_BUCKETS
+
+
+def bucket_hnsw_indexes(prefix: str) -> list[HnswIndex]:
+    """The HNSW indexes of a table whose rows have their pool's ``vector_bucket``: one per
+    bucket, named ``prefix`` and the bucket (``prefix`` ends in "_hnsw_")."""
+    return [
+        HnswIndex(
+            name=f"{prefix}{bucket}",
+            fields=["embedding"],
+            m=16,
+            ef_construction=64,
+            opclasses=["vector_cosine_ops"],
+            condition=Q(vector_bucket=bucket),
+        )
+        for bucket in range(VECTOR_BUCKETS)
+    ]
 
 
 class Kind(models.TextChoices):
@@ -318,17 +337,7 @@ class Memory(models.Model):
             models.Index(
                 fields=["project", "id"], name="memory_project_pinned_idx", condition=Q(pinned=True)
             ),
-            *(
-                HnswIndex(
-                    name=f"{HNSW_INDEX_PREFIX}{bucket}",
-                    fields=["embedding"],
-                    m=16,
-                    ef_construction=64,
-                    opclasses=["vector_cosine_ops"],
-                    condition=Q(vector_bucket=bucket),
-                )
-                for bucket in range(VECTOR_BUCKETS)
-            ),
+            *bucket_hnsw_indexes(HNSW_INDEX_PREFIX),
         ]
         constraints = [
             models.CheckConstraint(

@@ -55,7 +55,7 @@ from memories.embeddings import (
 from memories.fast_timestamps import read_timestamps_in_c
 from memories.filters import NO_FILTERS, MemoryFilters
 from memories.models import (
-    HNSW_INDEX_PREFIX,
+    HNSW_BUCKET_SUFFIX,
     VECTOR_BUCKETS,
     Memory,
     MemoryQuerySet,
@@ -266,15 +266,13 @@ def _read_table_statistics(table: str) -> TableStatistics:
             [table, table],
         )
         row = cursor.fetchone()
-        bucket_vectors: dict[int, int] = {}
-        if table == MEMORY_TABLE:
-            cursor.execute(
-                "SELECT substr(c.relname, %s)::int, c.reltuples FROM pg_index i "
-                "JOIN pg_class c ON c.oid = i.indexrelid "
-                "WHERE i.indrelid = 'memoryapp_memory'::regclass AND c.relname ~ %s",
-                [len(HNSW_INDEX_PREFIX) + 1, f"^{HNSW_INDEX_PREFIX}[0-9]+$"],
-            )
-            bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
+        cursor.execute(
+            "SELECT substring(c.relname from %s)::int, c.reltuples FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = %s::regclass AND c.relname ~ %s",
+            [HNSW_BUCKET_SUFFIX, table, HNSW_BUCKET_SUFFIX],
+        )
+        bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
     rows = max(float(row[0]) if row else 0.0, 1.0)  # -1 before the first ANALYZE
     # The frequencies end with three summary numbers, which zip leaves out.
     shares = dict(zip(row[1], row[2], strict=False)) if row and row[1] else {}
@@ -732,15 +730,11 @@ def pool_buckets(user_id: int, project_ids: Iterable[int] = ()) -> tuple[int, ..
     return tuple(sorted({vector_bucket(user_id), *(vector_bucket(pk) for pk in project_ids)}))
 
 
-def hnsw_ef_search(
-    limit: int, size: int, buckets: Sequence[int] | None, table: str = MEMORY_TABLE
-) -> int:
-    """Enough of the nearest rows of the ``buckets``' indexes (None: the table's one index)
-    that HNSW_EXPECTED_HITS of them are likely among the ``size`` candidates, and at least
+def hnsw_ef_search(limit: int, size: int, buckets: Sequence[int], table: str = MEMORY_TABLE) -> int:
+    """Enough of the nearest rows of the ``buckets``' indexes that HNSW_EXPECTED_HITS of them are likely among the ``size`` candidates, and at least
     ``limit``: the cost grows with it. HNSW_EXPECTED_HITS however small ``limit``: fewer find
     fewer of the true nearest."""
-    statistics = table_statistics(table)
-    index_rows = statistics.rows if buckets is None else statistics.index_rows(buckets)
+    index_rows = table_statistics(table).index_rows(buckets)
     return min(
         MAX_EF_SEARCH,
         max(
@@ -751,22 +745,21 @@ def hnsw_ef_search(
     )
 
 
-def hnsw_reaches(size: int, buckets: Sequence[int] | None, table: str) -> bool:
+def hnsw_reaches(size: int, buckets: Sequence[int], table: str) -> bool:
     """Whether MAX_EF_SEARCH is enough for HNSW to find the nearest of ``size`` candidates
     among the indexes' rows (see ``hnsw_ef_search``)."""
-    statistics = table_statistics(table)
-    index_rows = statistics.rows if buckets is None else statistics.index_rows(buckets)
+    index_rows = table_statistics(table).index_rows(buckets)
     return HNSW_SAFETY * HNSW_EXPECTED_HITS * index_rows / max(size, 1) <= MAX_EF_SEARCH
 
 
 def hnsw_nearest_sql(
-    embedded: QuerySet[Any, Any], vector: Sequence[float], limit: int, bucket: int | None
+    embedded: QuerySet[Any, Any], vector: Sequence[float], limit: int, bucket: int
 ) -> tuple[str, list[Any]]:
-    """Nearest through the HNSW index of ``bucket``, or the table's one index (None); run
-    with ``hnsw.ef_search`` raised (``run_with_width`` sends both in one round trip)."""
-    if bucket is not None:
-        embedded = embedded.filter(vector_bucket=bucket)
-    sql, params = embedded.values("id", "embedding").query.sql_with_params()
+    """Nearest through the HNSW index of ``bucket``; run with ``hnsw.ef_search`` raised
+    (``run_with_width`` sends both in one round trip)."""
+    sql, params = (
+        embedded.filter(vector_bucket=bucket).values("id", "embedding").query.sql_with_params()
+    )
     return (
         "SELECT id, embedding <=> %s::vector AS distance "
         f"FROM ({sql}) AS candidate ORDER BY distance LIMIT %s",
@@ -804,15 +797,15 @@ def vector_search(
     vector: Sequence[float],
     model_name: str,
     limit: int,
-    buckets: Sequence[int] | None = ALL_BUCKETS,
+    buckets: Sequence[int] = ALL_BUCKETS,
     exact_limit: int | None = None,
     key: tuple[str, str] | None = None,
 ) -> VectorSearch:
     """How to find the ``limit`` nearest of ``memories`` to ``vector``.
 
-    ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``); None for
-    a table with one HNSW index (messages). ``exact_limit``: a lower limit than
-    EXACT_VECTOR_LIMIT for exact ranking, over which HNSW is used only where it reaches
+    ``buckets``: those of the pools ``memories`` may come from (``pool_buckets``: each row
+    has its pool's ``vector_bucket``, a message its owner's). ``exact_limit``: a lower limit
+    than EXACT_VECTOR_LIMIT for exact ranking, over which HNSW is used only where it reaches
     enough of the candidates (``hnsw_reaches``), exact ranking still otherwise. ``key``:
     ``memories``' ``PoolRows.key``, if known."""
     embedded = embedded_with(memories, model_name)
@@ -826,10 +819,7 @@ def vector_search(
             plan = "hnsw" if hnsw_reaches(size, buckets, table) else "exact"
     if plan == "exact":
         return VectorSearch(*exact_nearest_sql(embedded, vector, limit), None)
-    searches = [
-        hnsw_nearest_sql(embedded, vector, limit, bucket)
-        for bucket in (buckets if buckets is not None else [None])
-    ]
+    searches = [hnsw_nearest_sql(embedded, vector, limit, bucket) for bucket in buckets]
     return VectorSearch(
         "SELECT id, distance FROM ("
         + " UNION ALL ".join(f"({sql})" for sql, _params in searches)
@@ -994,7 +984,7 @@ def similar_memories(
     *,
     limit: int,
     min_similarity: float,
-    buckets: Sequence[int] | None = ALL_BUCKETS,
+    buckets: Sequence[int] = ALL_BUCKETS,
     exact_limit: int | None = None,
 ) -> tuple[list[tuple[int, float]], Degraded | None]:
     """(id, similarity) of the ``memories`` nearest in meaning to ``text``, nearest first,
@@ -1037,7 +1027,7 @@ def prepare_search(
     depth: int,
     mode: str = "hybrid",
     access: Sequence[str] = (),
-    buckets: Sequence[int] | None = ALL_BUCKETS,
+    buckets: Sequence[int] = ALL_BUCKETS,
     weights: tuple[float, float] = (KEYWORD_WEIGHT, VECTOR_WEIGHT),
     max_match_rows: int | None = None,
     exact_vector_limit: int | None = None,
@@ -1048,9 +1038,9 @@ def prepare_search(
     fuses the lists.
 
     ``access``: the searching user's access_lexemes (faster keyword search for a large user);
-    ``buckets``: the vector buckets of their memories (``pool_buckets``; None for a table with
-    one vector index). Any table with ``search_vector``, ``embedding`` and
-    ``embedding_model`` columns is searched the same way: messages are (recall.episodes).
+    ``buckets``: the vector buckets of their memories (``pool_buckets``). Any table with
+    ``search_vector``, ``embedding``, ``embedding_model`` and ``vector_bucket`` columns is
+    searched the same way: messages are (recall.episodes).
     ``weights``: of the keyword and the vector list in the fusion. ``max_match_rows``: at
     most this many rows (as statistics tell) for BM25 to score, whatever the table's size.
     ``exact_vector_limit``: as ``vector_search``'s ``exact_limit``.

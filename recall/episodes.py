@@ -34,11 +34,13 @@ from conversations.models import Conversation, Message, MessageQuerySet, Message
 from memories import side_connections
 from memories.models import one_line
 from memories.retrieval import (
+    ALL_BUCKETS,
     RECENCY_HALF_LIFE_DAYS,
     WEIGHTS,
     PreparedSearch,
     QueryIntent,
     Ranking,
+    pool_buckets,
     prepare_search,
 )
 from teams.models import Project
@@ -138,6 +140,16 @@ class EpisodeSearch:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class EpisodePool:
+    """The turns a chat may be reminded of, and the vector buckets they are in: a turn is in
+    its conversation's owner's (``Message.vector_bucket``), so a project's, whose members
+    and former members own its conversations, may be in any."""
+
+    messages: MessageQuerySet
+    buckets: tuple[int, ...]
+
+
 def episode_pool(
     user: User,
     *,
@@ -145,11 +157,13 @@ def episode_pool(
     project_ids: Sequence[int],
     conversation: Conversation | None = None,
     as_of: datetime | None = None,
-) -> MessageQuerySet:
+) -> EpisodePool:
     """The turns a chat may be reminded of (see the module docstring)."""
     visible = Q(conversation__owner=user)
+    buckets = pool_buckets(user.pk)
     if project is not None and project.pk in project_ids:
         visible |= Q(conversation__project=project)
+        buckets = ALL_BUCKETS
     messages = Message.objects.searchable().filter(visible)
     if as_of is not None:
         messages = messages.filter(sent_at__lte=as_of)
@@ -161,7 +175,7 @@ def episode_pool(
         )
     # Unordered: Message's default ordering (by conversation's created_at, position) made
     # every search sort all its candidates (100,000 vectors: a 150 MB sort on disk).
-    return messages.order_by()
+    return EpisodePool(messages.order_by(), buckets)
 
 
 def _speaker(participants: Any, role: str, speaker: str) -> str:
@@ -275,14 +289,14 @@ def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[f
     return round(score, 6), recency
 
 
-def search_episodes(pool: MessageQuerySet, query: str) -> PreparedSearch:
+def search_episodes(pool: EpisodePool, query: str) -> PreparedSearch:
     """The search of the turns of ``pool`` that answer ``query``, with their columns
     (TURNS_SQL)."""
     return prepare_search(
-        pool,
+        pool.messages,
         query,
         depth=EPISODE_DEPTH,
-        buckets=None,
+        buckets=pool.buckets,
         weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
         max_match_rows=EPISODE_MAX_MATCH_ROWS,
         exact_vector_limit=EPISODE_EXACT_VECTOR_LIMIT,
@@ -291,7 +305,7 @@ def search_episodes(pool: MessageQuerySet, query: str) -> PreparedSearch:
 
 
 def start_episode_search(
-    pool: MessageQuerySet, query: str
+    pool: EpisodePool, query: str
 ) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
     """Start searching the turns of ``pool`` that answer ``query`` on a side connection: its
     thread makes the statement and runs it while the caller waits for its own (the memories'
@@ -302,7 +316,7 @@ def start_episode_search(
     return lambda intent, now: scored_episodes(ranking.result(), intent, now)
 
 
-def _run_search(pool: MessageQuerySet, query: str) -> Ranking:
+def _run_search(pool: EpisodePool, query: str) -> Ranking:
     return search_episodes(pool, query).run()
 
 

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import MemorySettings
 from conversations.jobs import embed_messages
-from conversations.models import Conversation, Message
+from conversations.models import MESSAGE_HNSW_INDEX_PREFIX, Conversation, Message
 from memories import services, side_connections
-from memories.models import Memory
+from memories.models import Memory, vector_bucket
+from memories.retrieval import ALL_BUCKETS
 from recall.injection import PreviewRequest, injection_preview
 from teams.models import Project
 from tests.recall_helpers import ApiClient
@@ -312,3 +314,52 @@ def test_each_search_contributes_at_most_episode_depth_turns(alice):
     assert sorted(keyword_ranks) == list(range(1, EPISODE_DEPTH + 1))
     assert sorted(vector_ranks) == list(range(1, EPISODE_DEPTH + 1))
     assert len(ranking.matches) <= 2 * EPISODE_DEPTH
+
+
+def test_turns_are_searched_through_the_hnsw_indexes_of_their_owners_buckets(
+    alice, bob, project, monkeypatch
+):
+    """A turn is in its conversation's owner's vector bucket, and a large pool of turns is
+    searched through the HNSW indexes of its buckets only: the user's own for their own
+    turns, every one for a project's (its conversations may be anyone's)."""
+    from recall import episodes
+
+    _c, (mine,) = chat(alice, ("user", "The survey drone flies on Tuesdays"), external_id="a")
+    _c, (teams,) = chat(
+        bob, ("user", "The survey drone needs new rotors"), external_id="b", project=project
+    )
+    mine.refresh_from_db()
+    teams.refresh_from_db()
+    assert mine.vector_bucket == vector_bucket(alice.pk)
+    assert teams.vector_bucket == vector_bucket(bob.pk) != mine.vector_bucket
+    # Every pool of turns counts as large.
+    monkeypatch.setattr(episodes, "EPISODE_EXACT_VECTOR_LIMIT", 0)
+    # Rows of earlier tests, rolled back, stay in an HNSW graph until a vacuum (as in
+    # test_retrieval's test of memories' buckets).
+    with connection.cursor() as cursor:
+        for bucket in ALL_BUCKETS:
+            cursor.execute(f"REINDEX INDEX {MESSAGE_HNSW_INDEX_PREFIX}{bucket}")
+
+    def searched(pool):
+        search = episodes.search_episodes(pool, "survey drone")
+        assert search.ef_search is not None  # HNSW, not exact ranking
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {search.ef_search}")
+            cursor.execute(f"EXPLAIN {search.statement[0]}", search.statement[1])
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        indexes = set(re.findall(rf"{MESSAGE_HNSW_INDEX_PREFIX}\d+", plan))
+        found = {pk for pk, match in search.run().matches.items() if match["vector_rank"]}
+        return indexes, found
+
+    own = episodes.episode_pool(alice, project=None, project_ids=[project.pk])
+    assert searched(own) == ({f"{MESSAGE_HNSW_INDEX_PREFIX}{vector_bucket(alice.pk)}"}, {mine.pk})
+    shared = episodes.episode_pool(alice, project=project, project_ids=[project.pk])
+    assert shared.buckets == ALL_BUCKETS
+    indexes, found = searched(shared)
+    # The planner may sort an index it knows is empty instead of scanning it.
+    assert {
+        f"{MESSAGE_HNSW_INDEX_PREFIX}{vector_bucket(alice.pk)}",
+        f"{MESSAGE_HNSW_INDEX_PREFIX}{vector_bucket(bob.pk)}",
+    } <= indexes
+    assert found == {mine.pk, teams.pk}

@@ -380,11 +380,11 @@ def test_a_short_hnsw_list_is_searched_as_wide_as_a_full_one():
     HNSW_EXPECTED_HITS, which finds more of the true nearest, and wider for a longer list."""
     size = 10**9  # candidates: about every row of the index
 
-    expected = retrieval.hnsw_ef_search(retrieval.HNSW_EXPECTED_HITS, size, None)
+    expected = retrieval.hnsw_ef_search(retrieval.HNSW_EXPECTED_HITS, size, retrieval.ALL_BUCKETS)
 
     assert expected == retrieval.HNSW_EXPECTED_HITS
-    assert retrieval.hnsw_ef_search(10, size, None) == expected
-    assert retrieval.hnsw_ef_search(expected + 5, size, None) == expected + 5
+    assert retrieval.hnsw_ef_search(10, size, retrieval.ALL_BUCKETS) == expected
+    assert retrieval.hnsw_ef_search(expected + 5, size, retrieval.ALL_BUCKETS) == expected + 5
 
 
 @pytest.mark.django_db(transaction=True)
