@@ -240,14 +240,17 @@ class TableStatistics:
     # elements), and the least of them: what any other lexeme has at most.
     lexeme_shares: dict[str, float] = field(default_factory=dict)
     untracked_share: float = 0.0
-    # The vectors in each bucket's HNSW index, as its statistics say.
+    # The vectors in each bucket's HNSW index, as its statistics say (none for an index they
+    # never counted).
     bucket_vectors: dict[int, int] = field(default_factory=dict)
 
     def index_rows(self, buckets: Sequence[int]) -> int:
-        """What the HNSW indexes of ``buckets`` hold; never less than an even share of the
-        table each (an index not yet analysed says 0)."""
+        """What the HNSW indexes of ``buckets`` hold: as their statistics say, or an even share
+        of the table each for an index never counted. Buckets are uneven (one big user's
+        beside a few small users'): at least an even share each kept a user with 1% of a
+        table's rows from its bucket's index, to exact ranking of all their rows."""
         even_share = self.rows // VECTOR_BUCKETS
-        return sum(max(self.bucket_vectors.get(bucket, 0), even_share) for bucket in buckets)
+        return sum(self.bucket_vectors.get(bucket, even_share) for bucket in buckets)
 
 
 def table_statistics(table: str = MEMORY_TABLE) -> TableStatistics:
@@ -272,7 +275,10 @@ def _read_table_statistics(table: str) -> TableStatistics:
             "WHERE i.indrelid = %s::regclass AND c.relname ~ %s",
             [HNSW_BUCKET_SUFFIX, table, HNSW_BUCKET_SUFFIX],
         )
-        bucket_vectors = {bucket: max(int(tuples), 0) for bucket, tuples in cursor.fetchall()}
+        # -1: never counted (by VACUUM, ANALYZE or the index's build).
+        bucket_vectors = {
+            bucket: int(tuples) for bucket, tuples in cursor.fetchall() if tuples >= 0
+        }
     rows = max(float(row[0]) if row else 0.0, 1.0)  # -1 before the first ANALYZE
     # The frequencies end with three summary numbers, which zip leaves out.
     shares = dict(zip(row[1], row[2], strict=False)) if row and row[1] else {}

@@ -375,6 +375,19 @@ def test_a_large_pool_is_searched_through_its_buckets_hnsw_indexes(alice, projec
     assert f"{HNSW_INDEX_PREFIX}{vector_bucket(alice.pk)}" in plan_text
 
 
+def test_a_search_is_as_wide_as_its_buckets_indexes_are_large():
+    """Buckets are uneven: a user whose bucket holds few rows besides theirs searches its
+    index narrowly, whatever the table's size; an index never counted stands for an even
+    share of the table."""
+    statistics = retrieval.TableStatistics(
+        rows=1_000_000, common_lexemes={}, bucket_vectors={1: 990_000, 2: 10_000}
+    )
+
+    assert statistics.index_rows((2,)) == 10_000
+    assert statistics.index_rows((1, 2)) == 1_000_000
+    assert statistics.index_rows((3,)) == 1_000_000 // VECTOR_BUCKETS
+
+
 def test_a_short_hnsw_list_is_searched_as_wide_as_a_full_one():
     """HNSW is approximate: a search for its 10 nearest (past turns) is as wide as one for
     HNSW_EXPECTED_HITS, which finds more of the true nearest, and wider for a longer list."""
