@@ -1124,7 +1124,7 @@ class PreparedSearch:
             vector_list if self.vector else None,
             self.weights,
             self.degraded,
-            {"search_ms": _ms_since(self.started)},
+            {"search_ms": ms_since(self.started)},
         )
         ranking.rows = {row[0]: row[4:] for row in rows if row[3] or row[0] in ranking.matches}
         return ranking
@@ -1208,7 +1208,8 @@ def fused(
 NO_MATCH = {"relevance": 0.0, "keyword_rank": None, "vector_rank": None, "similarity": None}
 
 
-def _ms_since(started: float) -> float:
+def ms_since(started: float) -> float:
+    """Milliseconds since ``started`` (a time.perf_counter()), as timings show them."""
     return round((time.perf_counter() - started) * 1000, 2)
 
 
@@ -1302,7 +1303,7 @@ def search_memories(
         if item.score >= min_score
     ][:limit]
     return SearchResult(
-        results, ranking.degraded, {**ranking.timings_ms, "total_ms": _ms_since(started)}
+        results, ranking.degraded, {**ranking.timings_ms, "total_ms": ms_since(started)}
     )
 
 

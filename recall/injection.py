@@ -56,6 +56,7 @@ from memories.retrieval import (
     ScoredMemory,
     access_lexemes,
     chat_pool,
+    ms_since,
     pool_buckets,
     prepare_search,
     query_intent,
@@ -500,7 +501,7 @@ def injection_preview(
     """Build the prompt block for ``request`` and say how it was chosen."""
     started = time.perf_counter()
     preview = _build(user, request, api_token=api_token, client=client)
-    preview["timing_ms"]["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    preview["timing_ms"]["total_ms"] = ms_since(started)
     return preview
 
 
@@ -513,7 +514,9 @@ def _build(
     if not temporary:
         # The query's words are looked up on a side connection meanwhile.
         start_query_lexemes(request.query)
+    context_started = time.perf_counter()
     context = preview_context(user, request.conversation)
+    context_ms = ms_since(context_started)
     memory_settings = context.memory_settings
     if not memory_settings.memory_enabled:
         return _empty(
@@ -589,11 +592,12 @@ def _build(
             ),
             request.query,
         )
-    timings: dict[str, float] = {}
+    timings = {"context_ms": context_ms}
     ranking = None
     if memory_search is not None:
         ranking = memory_search.run()
         timings.update(ranking.timings_ms)
+    ranking_started = time.perf_counter()
     intent = query_intent(request.query, past.names)
     degraded = None
     ranked: list[ScoredMemory[RecalledMemory]] = []
@@ -607,6 +611,7 @@ def _build(
         ]
         ranked.sort(key=lambda item: (not item.memory.pinned, -item.score, item.memory.pk))
     chosen, dropped = _select(ranked, request)
+    timings["ranking_ms"] = ms_since(ranking_started)
     episodes: list[Episode] = []
     if episode_search is not None:
         search = episode_search(intent, now)
@@ -626,7 +631,7 @@ def _build(
             _render_chosen(chosen, request.fmt, episodes, cite=request.cite)
         ) > (request.budget):
             episodes.pop()
-        timings["episodes_ms"] = round((time.perf_counter() - episodes_started) * 1000, 2)
+        timings["episodes_ms"] = ms_since(episodes_started)
         if degraded is None and search.ranking is not None:
             degraded = search.ranking.degraded
     episodes.sort(key=episode_order)

@@ -34,6 +34,13 @@ def test_preview_through_the_api(alice, project):
     assert [m["pinned"] for m in body["memories"]] == [True, False]
     assert body["tokens"]["user"] > 0 and body["tokens"]["project"] > 0
     assert body["budget"] == {"total": 2000, "user": 600, "project": 800, "conversation": 600}
+    assert set(body["timing_ms"]) == {
+        "context_ms",
+        "search_ms",
+        "ranking_ms",
+        "episodes_ms",
+        "total_ms",
+    }
     assert body["timing_ms"]["total_ms"] > 0
     assert response["Server-Timing"].startswith("recall;dur=")
     log = AccessLog.objects.get()

@@ -216,6 +216,7 @@ def test_the_api_takes_sources_and_returns_episodes(alice):
     body = api.post("/injection-preview", {"message": "wedding lakeside"}).json()
     assert body["episodes"][0]["text"] == "Our wedding is at the Lakeside Inn"
     assert body["episodes"][0]["sent_at"]
+    assert body["timing_ms"]["episodes_ms"] > 0
     body = api.post(
         "/injection-preview", {"message": "wedding lakeside", "sources": ["memories"]}
     ).json()
