@@ -13,7 +13,6 @@ and half-width forms (full-width letters and punctuation in CJK text).
 
 from __future__ import annotations
 
-import math
 import re
 
 CJK_RANGES = (
@@ -36,5 +35,6 @@ _CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
 
 def estimate_tokens(text: str) -> int:
     """One token per CJK character, one per 4 other characters of each run (see module doc)."""
-    tokens = sum(math.ceil(len(run) / 4) for run in _CJK_CHAR.split(text) if run)
-    return tokens + len(_CJK_CHAR.findall(text))
+    runs = _CJK_CHAR.split(text)
+    # Split at each CJK character, the text has one run more than it has such characters.
+    return sum((len(run) + 3) // 4 for run in runs) + len(runs) - 1

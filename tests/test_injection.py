@@ -19,6 +19,7 @@ from memories.tokens import estimate_tokens
 from recall import bookkeeping
 from recall.injection import PreviewRequest, injection_preview, preview_context
 from recall.models import AccessLog
+from teams.models import Membership
 from tests.recall_helpers import remember
 
 pytestmark = pytest.mark.django_db
@@ -192,6 +193,19 @@ def test_settings_projects_and_past_people_are_read_in_one_round_trip(alice, pro
     assert context.project_ids == [project.pk]
     # A temporary conversation's people are nobody a query is known to be about.
     assert context.past.names == {"Mia"} and context.past.any
+
+
+def test_the_context_read_made_once_per_user_still_reads_what_changed_since(alice, project):
+    first = preview_context(alice, None)
+    Membership.objects.filter(user=alice).delete()
+    Conversation.objects.create(
+        owner=alice, external_id="n", participants=[{"name": "Noor", "role": "user"}]
+    )
+
+    again = preview_context(alice, None)
+
+    assert first.project_ids == [project.pk] and not first.past.any
+    assert again.project_ids == [] and again.past.names == {"Noor"}
 
 
 def test_a_user_without_settings_yet_gets_them_made_with_the_defaults(alice, settings):
