@@ -118,8 +118,8 @@ RECALLED_SQL = (
 )
 # The conversations whose participants' names a query may mention (the latest first).
 NAME_CONVERSATIONS = 200
-# The users whose context statement a process keeps (``context_statement``).
-CONTEXT_STATEMENTS = 4096
+# The users whose context statement a process keeps (``context_statement``): about 1 KB each.
+CONTEXT_STATEMENTS = 1024
 
 
 def pinned_ids(pool: MemoryQuerySet) -> QuerySet[Any, Any]:
