@@ -100,7 +100,7 @@ class MessageQuerySet(models.QuerySet["Message"]):
 
     def searchable(self) -> MessageQuerySet:
         """What episodic recall may search: never a temporary conversation's."""
-        return self.filter(conversation__temporary=False)
+        return self.filter(temporary=False)
 
 
 MESSAGE_HNSW_INDEX_PREFIX = "message_embedding_hnsw_"
@@ -136,6 +136,19 @@ class Message(models.Model):
     # by a trigger on insert (migration 0005): a user's turns are searched through their
     # bucket's HNSW index, where they are a larger share than in the whole table.
     vector_bucket = models.SmallIntegerField(db_default=0, editable=False)
+    # Its conversation's owner and privacy mode, kept by the same trigger (and updated with
+    # the conversation, migration 0007): episodic recall filters a user's turns by them
+    # without joining their conversations, which for 5,000 conversations cost a search
+    # 1.2 ms of its 8 (benchmarks/recall_speed.py --messages 1000000).
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.DO_NOTHING,  # Deleted with its conversation.
+        null=True,
+        editable=False,
+        db_index=False,
+        related_name="+",
+    )
+    temporary = models.BooleanField(db_default=False, editable=False)
 
     objects = MessageQuerySet.as_manager()
 

@@ -159,7 +159,8 @@ def episode_pool(
     as_of: datetime | None = None,
 ) -> EpisodePool:
     """The turns a chat may be reminded of (see the module docstring)."""
-    visible = Q(conversation__owner=user)
+    # The message's own copy of its owner (``Message.owner``), not its conversation's.
+    visible = Q(owner=user)
     buckets = pool_buckets(user.pk)
     if project is not None and project.pk in project_ids:
         visible |= Q(conversation__project=project)

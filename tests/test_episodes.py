@@ -202,6 +202,27 @@ def test_temporary_conversations_are_never_searched(alice):
     assert episode_ids(preview(alice, "surprise party Lola")) == []
 
 
+def test_a_turn_keeps_its_conversations_owner_and_privacy_mode(alice, bob):
+    """Searches filter turns by their own copy of these (no join with conversations), so it
+    follows the conversation whatever changes."""
+    conversation, (turn,) = chat(alice, ("user", "The night train leaves at ten"))
+
+    def copied():
+        return Message.objects.values_list("owner_id", "temporary", "vector_bucket").get(pk=turn.pk)
+
+    assert copied() == (alice.pk, False, vector_bucket(alice.pk))
+    assert episode_ids(preview(alice, "night train")) == [turn.pk]
+
+    Conversation.objects.filter(pk=conversation.pk).update(owner=bob)
+    assert copied() == (bob.pk, False, vector_bucket(bob.pk))
+    assert episode_ids(preview(alice, "night train")) == []
+    assert episode_ids(preview(bob, "night train")) == [turn.pk]
+
+    Conversation.objects.filter(pk=conversation.pk).update(temporary=True)
+    assert copied() == (bob.pk, True, vector_bucket(bob.pk))
+    assert episode_ids(preview(bob, "night train")) == []
+
+
 def test_the_current_conversations_latest_turns_are_left_out(alice):
     current, (turn,) = chat(alice, ("user", "Let us plan the kayak trip"), external_id="now")
 

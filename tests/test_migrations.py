@@ -137,7 +137,10 @@ def test_the_old_layout_migrates_to_apps_by_area_keeping_every_row() -> None:
     memory = Memory.objects.get(content="Prefers pytest")
     assert memory.project == Project.objects.get(slug="old-project")
     assert memory.conversation == Conversation.objects.get(external_id="chat-1")
-    assert memory.conversation.messages.get().content == "I prefer pytest."
+    message = memory.conversation.messages.get()
+    assert message.content == "I prefer pytest."
+    # Backfilled from its conversation (conversations 0007).
+    assert (message.owner_id, message.temporary) == (memory.owner_id, False)
     assert AccessLog.objects.get().memory_ids == [memory.pk]
     assert ContentType.objects.filter(app_label="teams", model="team").exists()
     assert ContentType.objects.filter(app_label="conversations", model="conversation").exists()
