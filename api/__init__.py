@@ -14,6 +14,7 @@ from accounts.models import MemorySettings
 from api.auth import BearerToken, BrowserSession
 from api.conversations import router as conversations_router
 from api.errors import document_errors, install_error_handlers
+from api.renderers import FastJSONRenderer
 from api.throttling import TokenRateThrottle
 
 
@@ -31,6 +32,7 @@ api = Api(
     docs_url="/docs",
     openapi_url="/openapi.json",
     throttle=TokenRateThrottle(),
+    renderer=FastJSONRenderer(),
 )
 install_error_handlers(api)
 api.add_router("/", conversations_router)

@@ -89,3 +89,32 @@ def test_the_openapi_document_has_no_duplicate_keys(alice: Any) -> None:
 
     raw = ApiClient(alice).get("/openapi.json").content
     json.loads(raw, object_pairs_hook=refuse_duplicates)
+
+
+def test_answers_are_written_as_djangos_encoder_writes_them(alice: Any) -> None:
+    """api.renderers writes with orjson; what a client reads is unchanged."""
+    from datetime import UTC, date, datetime
+    from decimal import Decimal
+
+    from ninja.responses import NinjaJSONEncoder
+
+    from api.renderers import FastJSONRenderer
+
+    data = {
+        "sent_at": datetime(2026, 11, 27, 10, 0, 0, 123456, tzinfo=UTC),
+        "day": date(2026, 11, 27),
+        "score": 0.265225,
+        "tiny": 1e-05,
+        "amount": Decimal("1.50"),
+        "text": "Docker 构建需要使用 proxy-env 代理",
+        "by_id": {7: "seven"},
+        "items": [None, True, (1, 2)],
+    }
+    written = FastJSONRenderer().render(None, data, response_status=200)  # type: ignore[arg-type]
+    assert json.loads(written) == json.loads(json.dumps(data, cls=NinjaJSONEncoder))
+    assert b'"sent_at":"2026-11-27T10:00:00.123Z"' in written
+
+    memory = Memory.objects.create(owner=alice, kind="fact", content="周五部署")
+    answer = ApiClient(alice).get(f"/memories/{memory.pk}")
+    assert answer.json()["content"] == "周五部署"
+    assert answer["Content-Type"] == "application/json; charset=utf-8"
