@@ -24,3 +24,8 @@ MEMORY_EMBEDDING_PROVIDER = "local"
 MEMORY_EMBEDDING_MODEL_PATH = ""
 MEMORY_EMBEDDING_CACHE_DIR = str(BASE_DIR / "var" / "test-models-absent")
 os.environ["HF_HUB_OFFLINE"] = "1"
+
+# Several test runs may share the embedded server at once (one per work tree or engineer):
+# each names its own test database.
+if test_database := os.environ.get("MEMORYAPP_TEST_DATABASE", "").strip():
+    DATABASES["default"]["TEST"] = {"NAME": test_database}  # noqa: F405
