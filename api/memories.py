@@ -23,7 +23,6 @@ from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool, Tag
 from conversations.models import Conversation
 from memories import services
-from memories.embeddings import fallback_degraded
 from memories.filters import MemoryFilters, clean_tag
 from memories.models import KIND_ALIASES, LISTED_STATES, Kind, Memory, MemoryQuerySet, Scope
 from memories.permissions import (
@@ -32,7 +31,8 @@ from memories.permissions import (
     memories_visible_to,
     token_may_write_to,
 )
-from memories.retrieval import search_memories
+from memories.search import search_memories
+from search.embeddings import fallback_degraded
 from teams.models import Project
 from teams.permissions import can_write_project, projects_readable_by
 

@@ -63,7 +63,7 @@ from api.recall import preview as preview_endpoint
 from conversations.commands import CommandError
 from conversations.models import Conversation
 from conversations.services import NewMessage, add_messages
-from memories.openai_sdk import Endpoint
+from core.openai_sdk import Endpoint
 
 logger = logging.getLogger(__name__)
 

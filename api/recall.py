@@ -15,7 +15,6 @@ from api.errors import ApiError
 from api.memories import member_project
 from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.models import Conversation
-from memories.embeddings import embedding_status
 from recall.injection import (
     DEFAULT_BUDGETS,
     DEFAULT_TOTAL_BUDGET,
@@ -23,6 +22,7 @@ from recall.injection import (
     PreviewRequest,
     injection_preview,
 )
+from search.embeddings import embedding_status
 
 router = Router(tags=["recall"])
 

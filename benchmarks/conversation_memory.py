@@ -522,7 +522,7 @@ def recall(
 
 def tokenizer() -> Callable[[str], list[str]]:
     """The app's full-text terms: lower-cased words, CJK character bigrams."""
-    from memories.textsearch import terms
+    from search.textsearch import terms
 
     return terms
 
@@ -708,7 +708,7 @@ def main() -> None:
             run(args)
         finally:
             # The previews' bookkeeping threads hold connections to the throw-away database.
-            from memories import side_connections
+            from core import side_connections
 
             side_connections.finish()
 

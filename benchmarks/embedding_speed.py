@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 from safetensors.numpy import save_file  # noqa: E402
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # noqa: E402
 
-from memories.embeddings import (  # noqa: E402
+from search.embeddings import (  # noqa: E402
     LocalHashEmbedding,
     Model2VecEmbedding,
     ModelUnavailable,

@@ -155,8 +155,8 @@ def bench_extraction(scale: float, repeat: int, turns_embedded: bool) -> None:
     from conversations.extraction.runs import execute_run
     from conversations.jobs import embed_messages
     from conversations.models import ExtractionRun, Message
-    from memories.embeddings import get_provider
     from memories.models import Memory
+    from search.embeddings import get_provider
     from tests.conftest import make_user
 
     existing = max(100, int(10_000 * scale))

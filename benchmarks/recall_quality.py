@@ -31,8 +31,8 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from memories import services  # noqa: E402
-from memories.embeddings import get_provider, store_embeddings  # noqa: E402
-from memories.retrieval import MODES, search_memories  # noqa: E402
+from memories.search import MODES, search_memories  # noqa: E402
+from search.embeddings import get_provider, store_embeddings  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "recall_quality.json"
 

@@ -52,24 +52,23 @@ from django.test import Client  # noqa: E402
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
 from config.gc_tuning import freeze_startup_objects  # noqa: E402
 from conversations.models import MESSAGE_HNSW_INDEX_PREFIX  # noqa: E402
-from memories import side_connections, statistics_cache  # noqa: E402
-from memories.embeddings import get_provider, vector_literal  # noqa: E402
-from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS  # noqa: E402
-from memories.retrieval import (  # noqa: E402
-    access_lexemes,
-    chat_pool,
+from core import side_connections  # noqa: E402
+from memories.models import HNSW_INDEX_PREFIX  # noqa: E402
+from memories.search import chat_pool, member_project_ids  # noqa: E402
+from recall.injection import PreviewRequest  # noqa: E402
+from search import table_statistics  # noqa: E402
+from search.buckets import VECTOR_BUCKETS, pool_buckets  # noqa: E402
+from search.embeddings import get_provider, vector_literal  # noqa: E402
+from search.keyword import access_lexemes, keyword_sql  # noqa: E402
+from search.textsearch import search_document  # noqa: E402
+from search.vectors import (  # noqa: E402
     embedded_with,
     exact_nearest_sql,
     hnsw_ef_search,
     hnsw_nearest_sql,
-    keyword_sql,
-    member_project_ids,
-    pool_buckets,
     set_ef_search,
     vector_plan,
 )
-from memories.textsearch import search_document  # noqa: E402
-from recall.injection import PreviewRequest  # noqa: E402
 
 FULL_ROWS = 1_000_000
 FULL_USER_ROWS = 100_000
@@ -449,7 +448,7 @@ def explain(user_id: int, small_id: int, body: dict[str, object]) -> None:
         else:
             buckets = pool_buckets(user.pk)
             with transaction.atomic():
-                ef_search = hnsw_ef_search(depth, size, buckets)
+                ef_search = hnsw_ef_search(depth, size, buckets, "memoryapp_memory")
                 set_ef_search(ef_search)
                 print(f"hnsw.ef_search = {ef_search}")
                 for bucket in buckets:
@@ -470,7 +469,7 @@ def _without_side_connections() -> None:
 
 
 def _without_statistics_cache() -> None:
-    statistics_cache.SECONDS = 0.0
+    table_statistics.SECONDS = 0.0
 
 
 # What --without turns off, so that each trick's A/B can be run again ("gc-freeze": the

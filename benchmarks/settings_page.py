@@ -46,8 +46,8 @@ from memories.filters import MemoryFilters  # noqa: E402
 from memories.jobs import embed_memories  # noqa: E402
 from memories.memory_list import MemoryListPage  # noqa: E402
 from memories.models import Kind, Memory  # noqa: E402
-from memories.textsearch import search_document  # noqa: E402
 from memories.views.memories import LIST_SOURCES  # noqa: E402
+from search.textsearch import search_document  # noqa: E402
 from teams.models import Membership, Project, Role, Team  # noqa: E402
 
 BENCH_DATABASE = "memoryapp_bench"

@@ -8,8 +8,8 @@ from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from memories.embeddings import embedding_status
 from memories.models import WorkerHeartbeat
+from search.embeddings import embedding_status
 
 
 def _database() -> dict[str, Any]:

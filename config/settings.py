@@ -223,7 +223,7 @@ MEMORY_FORGET_HOUR_UTC = envint("MEMORY_FORGET_HOUR_UTC", 3)
 # (0: forever; a temporary conversation's for 24 hours at most), by the daily jobs.
 MEMORY_TRASH_DAYS = envint("MEMORY_TRASH_DAYS", 30)
 MEMORY_MESSAGE_RETENTION_DAYS = envint("MEMORY_MESSAGE_RETENTION_DAYS", 90)
-# Embeddings and recall (see memories/embeddings.py and memories/retrieval.py).
+# Embeddings and search (see search/embeddings.py and search/).
 MEMORY_EMBEDDING_BASE_URL = envstr("MEMORY_EMBEDDING_BASE_URL", "https://api.openai.com/v1")
 MEMORY_EMBEDDING_API_KEY = envstr("MEMORY_EMBEDDING_API_KEY", "")
 MEMORY_EMBEDDING_MODEL = envstr("MEMORY_EMBEDDING_MODEL", "")

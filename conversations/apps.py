@@ -32,9 +32,9 @@ def kind_of_statement(text: str) -> str | None:
 
 def register_messages() -> None:
     """The messages of conversations that are not temporary are embedded
-    (``memories.embeddings.EmbeddedTable``): their speaker's name and text."""
+    (``search.embeddings.EmbeddedTable``): their speaker's name and text."""
     from conversations.models import Message
-    from memories.embeddings import EmbeddedTable, register_embedded
+    from search.embeddings import EmbeddedTable, register_embedded
 
     register_embedded(EmbeddedTable("messages", Message, Message.objects.searchable, message_texts))
 

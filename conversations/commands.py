@@ -19,13 +19,13 @@ from django.db.models import Count
 
 from accounts.models import MemorySettings
 from conversations.models import Conversation
+from core.cjk import is_cjk
 from memories import services
-from memories.filters import PAGE_STATES, MemoryFilters
 from memories.models import Memory, MemoryEvent, MemoryQuerySet, Scope, one_line
-from memories.permissions import memories_writable_by
-from memories.retrieval import chat_pool, search_memories
+from memories.permissions import batch_undoable_by
+from memories.search import chat_pool, search_memories
 from memories.sensitive import SensitiveContent
-from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
+from search.textsearch import SEARCH_CONFIG, tsquery
 from teams.models import Project
 from teams.permissions import can_write_project
 
@@ -216,9 +216,9 @@ def _remember(context: CommandContext, content: str) -> CommandReply:
 def _already_known(context: CommandContext, memory: Memory, page: str) -> CommandReply:
     """/remember of something known already (extraction's duplicate test): nothing is
     stored twice; the reply links to the memory there is."""
-    state = memory.state if memory.state in PAGE_STATES else "active"
-    query = MemoryFilters(memory=memory.pk, state=state).querystring()
-    reply = context.say("known", content=memory.content, url=f"{settings.SITE_URL}{page}?{query}")
+    reply = context.say(
+        "known", content=memory.content, url=f"{settings.SITE_URL}{memory.page_url(page)}"
+    )
     return CommandReply("", reply, context.language, False, [memory])
 
 
@@ -329,12 +329,9 @@ def undo_forget(
     user: User, token: uuid.UUID, *, language: str, actor_label: str = ""
 ) -> tuple[str, list[Memory]] | None:
     """Bring back what a /forget trashed; None when the token is not one of the user's."""
-    events = MemoryEvent.objects.filter(batch=token)
-    memory_ids = set(events.values_list("memory_id", flat=True))
-    if not memory_ids or events.exclude(actor=user).exists():
+    if not batch_undoable_by(user, token):
         return None
-    if memories_writable_by(user).filter(pk__in=memory_ids).count() != len(memory_ids):
-        return None
+    memory_ids = MemoryEvent.objects.filter(batch=token).values("memory_id")
     if not Memory.objects.in_trash().filter(pk__in=memory_ids).exists():
         return MESSAGES[language]["nothing_to_undo"], []  # type: ignore[return-value]
     restored = services.memory_undo_batch(batch=token, actor=user, actor_label=actor_label)

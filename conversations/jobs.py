@@ -43,7 +43,7 @@ def embed_messages(message_ids: list[int]) -> int:
 
     from conversations.apps import message_texts
     from conversations.models import Message
-    from memories.embeddings import dimension_conflict, get_provider, store_embeddings
+    from search.embeddings import dimension_conflict, get_provider, store_embeddings
 
     if conflict := dimension_conflict():
         logging.getLogger(__name__).warning("Messages not embedded: %s", conflict)

@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
-from django.urls import reverse
 
 from conversations.models import Conversation, Message
-from memories.filters import PAGE_STATES, MemoryFilters
 from memories.models import Memory
 from memories.permissions import memories_visible_to
 
@@ -68,13 +66,6 @@ def _message_ids(item: Any) -> list[int]:
     return [int(value) for value in raw if str(value).isdigit()]
 
 
-def memory_url(memory: Memory) -> str:
-    """The memories page narrowed to ``memory``, in the tab it is in."""
-    state = memory.state
-    filters = MemoryFilters(memory=memory.pk, state=state if state in PAGE_STATES else "active")
-    return f"{reverse('memory-list')}?{filters.querystring()}"
-
-
 def conversation_messages(
     conversation: Conversation, messages: list[Message], viewer: AbstractBaseUser
 ) -> tuple[list[MessageRow], list[MemoryLink]]:
@@ -90,7 +81,7 @@ def conversation_messages(
         .defer("embedding", "search_vector", "search_document")
         .order_by("created_at", "pk")
     )
-    links = [MemoryLink(memory, memory_url(memory)) for memory in memories]
+    links = [MemoryLink(memory, memory.page_url()) for memory in memories]
     by_message: dict[int, list[MemoryLink]] = {}
     for link in links:
         cited = {pk for item in link.memory.evidence for pk in _message_ids(item)}

@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
-from memories.models import bucket_hnsw_indexes
-from memories.textsearch import search_document
+from search.buckets import bucket_hnsw_indexes
+from search.textsearch import search_document
 from teams.models import Project
 
 

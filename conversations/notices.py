@@ -18,7 +18,7 @@ from django.utils import timezone
 from accounts.models import MemorySettings
 from conversations.extraction.reconcile import ACTOR_LABEL
 from memories.models import EventAction, Memory, MemoryEvent, Status
-from memories.permissions import memories_writable_by
+from memories.permissions import batch_undoable_by
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -98,9 +98,4 @@ def faded_this_week(user: User) -> int:
 def batch_belongs_to(batch: uuid.UUID, user: User) -> bool:
     """The batch is an extraction's and every memory it touched is the user's, and one
     they may still change (not in a project they now only view, nor an archived one)."""
-    events = MemoryEvent.objects.filter(batch=batch, actor_label=ACTOR_LABEL)
-    return (
-        events.exists()
-        and not events.exclude(memory__owner=user).exists()
-        and not events.exclude(memory__in=memories_writable_by(user)).exists()
-    )
+    return batch_undoable_by(user, batch, made_by_job=ACTOR_LABEL)

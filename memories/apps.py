@@ -18,8 +18,8 @@ class MemoriesConfig(AppConfig):
         from django.core.signals import setting_changed
 
         from memories import checks  # noqa: F401  (registers the system checks)
-        from memories.embeddings import reset_caches
         from memories.jobs import ensure_embeddings, ensure_schedules
+        from search.embeddings import reset_caches
 
         register_memories()
         post_migrate.connect(ensure_schedules, sender=self)
@@ -29,8 +29,8 @@ class MemoriesConfig(AppConfig):
 
 def register_memories() -> None:
     """Memories are embedded (``embeddings.EmbeddedTable``): their content."""
-    from memories.embeddings import EmbeddedTable, register_embedded
     from memories.models import Memory
+    from search.embeddings import EmbeddedTable, register_embedded
 
     def texts(ids: Sequence[int]) -> list[tuple[int, str]]:
         rows = Memory.objects.filter(id__in=list(ids)).order_by("id")

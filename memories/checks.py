@@ -15,7 +15,7 @@ def embedding_dimensions_check(app_configs: Any = None, **kwargs: Any) -> list[C
     Only a warning: the app still serves, with keyword-only recall, so that
     turning on a new provider never takes the service down.
     """
-    from memories.embeddings import FIX_COMMAND, column_dimensions, get_provider
+    from search.embeddings import FIX_COMMAND, column_dimensions, get_provider
 
     try:
         stored = column_dimensions()

@@ -15,8 +15,8 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 
 from memories.models import STATE_CONDITIONS, Memory, MemoryQuerySet, Status
-from memories.retrieval import similar_memories
-from memories.textsearch import SEARCH_CONFIG, terms
+from memories.search import similar_memories
+from search.textsearch import SEARCH_CONFIG, terms
 
 # How many word-sharing memories are compared by Jaccard (the rarest terms select them).
 WORD_CANDIDATES = 200

@@ -4,7 +4,7 @@ The settings and project pages read ``MemoryFilters`` from their query string
 (``from_query``; ``querystring`` writes it back, so a filtered view is a
 bookmarkable URL); the API's list and search endpoints validate their
 parameters with their own schemas (for OpenAPI) and convert them to this object
-in one function (``api.memories.filters_from``); recall (``retrieval.candidates``)
+in one function (``api.memories.filters_from``); recall (``memories.search.candidates``)
 narrows its candidates with ``narrow``. The state conditions are
 ``models.STATE_CONDITIONS``.
 """
@@ -32,8 +32,6 @@ MAX_QUERY_LENGTH = 200
 # The page's scope chips: personal memories, or one project's ("project:<slug>").
 PERSONAL = "personal"
 PROJECT_PREFIX = "project:"
-# The page's state tabs: one for each state a person picks from.
-PAGE_STATES = LISTED_STATES
 SORTS = ("relevance", "newest", "last_used", "most_used", "importance")
 # The most tags a query string may filter by.
 MAX_TAGS = 10
@@ -111,7 +109,7 @@ class MemoryFilters:
             tags=tags[:MAX_TAGS],
             created_after=_moment(params.get("created_after", "")),
             created_before=_moment(params.get("created_before", "")),
-            state=state if state in PAGE_STATES else "active",
+            state=state if state in LISTED_STATES else "active",
             sort=sort if sort in SORTS else "",
             page=page,
             memory=int(memory) if memory.isdigit() and len(memory) < 19 else 0,

@@ -57,7 +57,7 @@ def embed_memories(memory_ids: list[int]) -> None:
     themselves are already saved and found by keyword search meanwhile. With a
     dimension conflict nothing can be stored until ``embed_memories --rebuild`` runs.
     """
-    from memories.embeddings import dimension_conflict, get_provider, store_embeddings
+    from search.embeddings import dimension_conflict, get_provider, store_embeddings
 
     rows = list(Memory.objects.filter(pk__in=memory_ids).values_list("id", "content"))
     if not rows:
@@ -79,7 +79,7 @@ def ensure_embeddings(verbosity: int = 1, **kwargs: Any) -> None:
     """
     from django.core.management import call_command
 
-    from memories.embeddings import (
+    from search.embeddings import (
         EMBEDDED_TABLES,
         FIX_COMMAND,
         column_dimensions,

@@ -10,8 +10,6 @@ from django.utils import formats
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
-from memories.filters import MemoryFilters
-from memories.memory_list import STATES
 from memories.models import Kind, MemoryEvent, Scope, Status
 
 if TYPE_CHECKING:
@@ -111,11 +109,5 @@ def activity_items(events: Iterable[MemoryEvent], list_url: str) -> list[Activit
     """The events as the activity feed shows them: each with its changes and a link to its memory."""
     items = []
     for event in events:
-        state = event.memory.state
-        filters = MemoryFilters(
-            memory=event.memory_id, state=state if state in STATES else "active"
-        )
-        items.append(
-            ActivityItem(event, event_changes(event), f"{list_url}?{filters.querystring()}")
-        )
+        items.append(ActivityItem(event, event_changes(event), event.memory.page_url(list_url)))
     return items

@@ -30,26 +30,30 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from core.cjk import is_cjk
 from memories.filters import (
     MAX_PAGES,
-    PAGE_STATES,
     PERSONAL,
     PROJECT_PREFIX,
     SORTS,
     MemoryFilters,
 )
-from memories.models import STATE_CONDITIONS, Kind, Memory, MemoryQuerySet, Origin, Scope
-from memories.permissions import can_change_memory, can_review_memory, memories_writable_by
-from memories.retrieval import (
-    KEYWORD_WEIGHT,
-    RRF_K,
-    VECTOR_WEIGHT,
-    Degraded,
-    keyword_hits,
-    similar_memories,
+from memories.models import (
+    STATE_CONDITIONS,
+    STATE_LABELS,
+    Kind,
+    Memory,
+    MemoryQuerySet,
+    Origin,
+    Scope,
 )
-from memories.textsearch import SEARCH_CONFIG, is_cjk, tsquery
+from memories.permissions import can_change_memory, can_review_memory, memories_writable_by
+from memories.search import similar_memories
 from memories.when import MemoryDate, memory_when
+from search.hybrid import KEYWORD_WEIGHT, RRF_K, VECTOR_WEIGHT
+from search.keyword import keyword_hits
+from search.textsearch import SEARCH_CONFIG, tsquery
+from search.vectors import Degraded
 from teams.models import Project
 
 if TYPE_CHECKING:
@@ -70,15 +74,8 @@ MAX_MATCH_ROWS = 2000
 # a large user (10,000: 13 ms) is wasted on a page the words fill.
 FEW_WORD_MATCHES = PAGE_SIZE
 
-STATES: dict[str, Any] = {
-    "active": _("Active"),
-    "pending": _("Pending review"),
-    "forgotten": _("Forgotten"),
-    "rejected": _("Rejected"),
-    "trash": _("Trash"),
-}
 # What each tab holds is the state's one definition (models.STATE_CONDITIONS).
-_STATE_COUNTS = {state: Count("id", filter=STATE_CONDITIONS[state]) for state in STATES}
+_STATE_COUNTS = {state: Count("id", filter=STATE_CONDITIONS[state]) for state in STATE_LABELS}
 
 SORT_LABELS: dict[str, Any] = {
     "relevance": _("Best match"),
@@ -162,7 +159,7 @@ class SearchMatch:
 
     def best_first(self, memories: MemoryQuerySet) -> MemoryQuerySet:
         """``memories`` (matches of this search) ordered as recall fuses its lists: reciprocal
-        rank fusion of the rank by the words (BM25, ``retrieval.keyword_hits``, the word
+        rank fusion of the rank by the words (BM25, ``search.keyword.keyword_hits``, the word
         being typed as a prefix) and by meaning; the matches neither ranked follow, newest
         first."""
         relevance = _fused(self.keyword, KEYWORD_WEIGHT) + _fused(self.similar, VECTOR_WEIGHT)
@@ -540,7 +537,7 @@ class MemoryListPage:
                 group["kind"], group["scope"], slugs.get(group["project_id"], "")
             )
         ]
-        return {state: sum(group[state] for group in groups) for state in STATES}
+        return {state: sum(group[state] for group in groups) for state in STATE_LABELS}
 
     @property
     def trash_days(self) -> int:
@@ -632,7 +629,7 @@ class MemoryListPage:
         """Totals by kind of the active memories, every state, forgotten this week."""
         figures: dict[str, Any] = {
             name: sum(group[name] for group in self._groups)
-            for name in (*STATES, "forgotten_this_week")
+            for name in (*STATE_LABELS, "forgotten_this_week")
         }
         active_by_kind: dict[str, int] = {}
         for group in self._groups:
@@ -706,7 +703,7 @@ class MemoryListPage:
                 "selected": state == self.filters.state,
                 "querystring": self.filters.querystring(state=state),
             }
-            for state, label in STATES.items()
+            for state, label in STATE_LABELS.items()
         ]
 
     @property
@@ -734,4 +731,3 @@ class MemoryListPage:
 
 
 assert tuple(SORT_LABELS) == SORTS, "memory_list.SORT_LABELS out of step with filters.SORTS"
-assert set(STATES) == set(PAGE_STATES), "memory_list.STATES out of step with filters.PAGE_STATES"

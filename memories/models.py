@@ -11,11 +11,14 @@ from django.db import models
 from django.db.models import Case, F, Q, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Mod
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
-from memories.textsearch import search_document
+from search.buckets import VECTOR_BUCKETS, bucket_hnsw_indexes
+from search.textsearch import search_document
 from teams.models import Project
 
 if TYPE_CHECKING:
@@ -28,39 +31,7 @@ class Scope(models.TextChoices):
     CONVERSATION = "conversation", _("Conversation")
 
 
-# Vectors are indexed by HNSW in this many partial indexes, one per bucket of pools: a
-# project's memories go to the project id's bucket, everyone else's to their owner id's.
-# pgvector 0.6 filters an HNSW scan only after it, so a search must scan enough of an
-# index's nearest rows that enough are the caller's; within one bucket they are a larger
-# share than in the whole table (retrieval.vector_search).
-VECTOR_BUCKETS = 8
-
-
 HNSW_INDEX_PREFIX = "memory_embedding_hnsw_"
-# The name of every table's bucket index ends so (its bucket is the number), whatever the
-# table: ``retrieval.table_statistics`` reads each one's size by it.
-HNSW_BUCKET_SUFFIX = r"_hnsw_([0-9]+)$"
-
-
-def vector_bucket(pool_id: int) -> int:
-    """The bucket of a pool's vectors: a user's or a project's id."""
-    return pool_id % VECTOR_BUCKETS
-
-
-def bucket_hnsw_indexes(prefix: str) -> list[HnswIndex]:
-    """The HNSW indexes of a table whose rows have their pool's ``vector_bucket``: one per
-    bucket, named ``prefix`` and the bucket (``prefix`` ends in "_hnsw_")."""
-    return [
-        HnswIndex(
-            name=f"{prefix}{bucket}",
-            fields=["embedding"],
-            m=16,
-            ef_construction=64,
-            opclasses=["vector_cosine_ops"],
-            condition=Q(vector_bucket=bucket),
-        )
-        for bucket in range(VECTOR_BUCKETS)
-    ]
 
 
 class Kind(models.TextChoices):
@@ -145,8 +116,23 @@ def state_sql(state: str, alias: str = "") -> str:
 
 
 STATE_SQL: dict[str, str] = {state: state_sql(state) for state in _STATE_SQL_TEMPLATES}
-# The states a person picks from (the settings page's tabs, the API's ``state``): one each.
-LISTED_STATES = ("active", "pending", "rejected", "trash", "forgotten")
+# The states a person picks from (the settings page's tabs, in this order, and the API's
+# ``state``), with their labels.
+STATE_LABELS = {
+    "active": _("Active"),
+    "pending": _("Pending review"),
+    "forgotten": _("Forgotten"),
+    "rejected": _("Rejected"),
+    "trash": _("Trash"),
+}
+LISTED_STATES = tuple(STATE_LABELS)
+
+
+def memory_page_url(pk: int, state: str = "active", list_url: str = "") -> str:
+    """The memories page (or ``list_url``, a project's) narrowed to one memory, in the tab of
+    ``state`` (the query string ``filters.MemoryFilters`` reads)."""
+    params = {"memory": str(pk)} if state == "active" else {"state": state, "memory": str(pk)}
+    return f"{list_url or reverse('memory-list')}?{urlencode(params)}"
 
 
 class MemoryQuerySet(models.QuerySet["Memory"]):
@@ -373,6 +359,17 @@ class Memory(models.Model):
         if self.forgotten_at:
             return "forgotten"
         return str(self.status)
+
+    def page_url(self, list_url: str = "") -> str:
+        """The memories page (or ``list_url``) narrowed to this memory, in the tab it is in."""
+        return memory_page_url(
+            self.pk, self.state if self.state in LISTED_STATES else "active", list_url
+        )
+
+    @property
+    def event_dated(self) -> bool:
+        """Whether its metadata names the date of what it tells."""
+        return bool(isinstance(self.metadata, dict) and self.metadata.get("event_date"))
 
     @property
     def is_superseded(self) -> bool:

@@ -15,13 +15,14 @@ and chat commands all ask here. Each queryset helper narrows ``memories``
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from django.db.models import Q
 
 from accounts.models import TokenLimit
-from memories.models import Memory, MemoryQuerySet, Scope
+from memories.models import Memory, MemoryEvent, MemoryQuerySet, Scope
 from teams.permissions import (
     can_review_project,
     can_write_project,
@@ -95,6 +96,23 @@ def token_may_write_to(token: ApiToken | None, scope: str, project_id: int | Non
 def memories_writable_by(user: AnyUser, memories: MemoryQuerySet | None = None) -> MemoryQuerySet:
     """The memories the user may change (edit, delete, restore, pin, import over)."""
     return _owned_or_in(user, memories, projects_writable_by(user).values("id"))
+
+
+def batch_undoable_by(user: AnyUser, batch: uuid.UUID, *, made_by_job: str = "") -> bool:
+    """Whether ``user`` may undo the changes of ``batch`` (one Undo of a page action, a
+    /forget, a file import, an extraction run): there are some, each was the user's own, or
+    with ``made_by_job`` (an actor label) that job's on the user's own memories, and the user
+    may still change every memory they touched."""
+    events = MemoryEvent.objects.filter(batch=batch)
+    if made_by_job:
+        theirs = events.filter(actor__isnull=True, actor_label=made_by_job, memory__owner=user.pk)
+    else:
+        theirs = events.filter(actor=user.pk)
+    return (
+        events.exists()
+        and not events.exclude(pk__in=theirs.values("pk")).exists()
+        and not events.exclude(memory__in=memories_writable_by(user)).exists()
+    )
 
 
 def memories_reviewable_by(user: AnyUser, memories: MemoryQuerySet | None = None) -> MemoryQuerySet:

@@ -46,6 +46,7 @@ from django.db.models import F, Model, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core.prepared_statements import prepared_cursor
 from memories.duplicates import find_duplicate
 from memories.kinds import guess_kind
 from memories.models import (
@@ -59,7 +60,6 @@ from memories.models import (
     Scope,
     Status,
 )
-from memories.prepared_statements import prepared_cursor
 from memories.sensitive import screen
 from teams.models import Project
 

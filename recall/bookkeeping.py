@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import side_connections
+from core import side_connections
 from memories.models import Memory
 from memories.sensitive import redact
 from recall.models import AccessLog

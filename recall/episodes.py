@@ -3,7 +3,7 @@
 Memories are what extraction kept; the turns themselves often say more (what
 exactly was said, when, by whom). The stored messages of conversations that
 are not temporary are searched with memories' machinery
-(``retrieval.prepare_search``: BM25 over the same search documents, the vector
+(``search.hybrid.prepare_search``: BM25 over the same search documents, the vector
 search over the same embeddings, weighted reciprocal rank fusion), the query's
 intent boosts turns said by or about the people it names and, for a question
 asking when, turns that name a date (``QueryIntent``).
@@ -31,18 +31,11 @@ from django.db.models import Q, Subquery
 from django.utils.translation import get_language, override
 
 from conversations.models import Conversation, Message, MessageQuerySet, MessageRole
-from memories import side_connections
+from core import side_connections
 from memories.models import one_line
-from memories.retrieval import (
-    ALL_BUCKETS,
-    RECENCY_HALF_LIFE_DAYS,
-    WEIGHTS,
-    PreparedSearch,
-    QueryIntent,
-    Ranking,
-    pool_buckets,
-    prepare_search,
-)
+from search.buckets import ALL_BUCKETS, pool_buckets
+from search.hybrid import PreparedSearch, Ranking, prepare_search
+from search.ranking import RECENCY_HALF_LIFE_DAYS, WEIGHTS, QueryIntent
 from teams.models import Project
 
 if TYPE_CHECKING:
@@ -214,7 +207,7 @@ def _turn(row: tuple[Any, ...]) -> Turn:
     )
 
 
-# The columns of each turn the search found (``retrieval.prepare_search``'s ``rows_sql``),
+# The columns of each turn the search found (``search.hybrid.prepare_search``'s ``rows_sql``),
 # with the turn before it (if any) and its conversation's participants, in the search's own
 # statement.
 # The participants by a subquery per turn, not a join: for a user with 5,000 conversations
@@ -276,7 +269,7 @@ def answers(turn: Turn, previous: Turn) -> bool:
 
 
 def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[float, float]:
-    """(score, recency) of a turn: memories' weights (``retrieval.WEIGHTS``), with a turn's
+    """(score, recency) of a turn: memories' weights (``search.ranking.WEIGHTS``), with a turn's
     importance and confidence (EPISODE_IMPORTANCE, EPISODE_CONFIDENCE), its recency from
     when it was said, and no use."""
     age_days = max((now - sent_at).total_seconds() / 86400, 0.0)

@@ -1,7 +1,7 @@
 """The injection preview: which memories go into the system prompt, and the block itself.
 
 The query is the user's message plus up to 3 recent messages. Recall
-(``retrieval.prepare_search``) finds and scores the matching memories; pinned memories
+(``search.hybrid.prepare_search``) finds and scores the matching memories; pinned memories
 are always candidates and come first. Budgets bound the block: each scope has
 its own (user 600, project 800, conversation 600 tokens by default), and when
 the whole block is still over the total budget, conversation memories are
@@ -45,29 +45,21 @@ from django.contrib.auth import get_user_model
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
-from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import MemorySettings, TokenLimit
 from conversations.models import Conversation
-from memories.embeddings import fallback_degraded
-from memories.models import Kind, Memory, MemoryQuerySet, Scope, one_line
+from memories.models import Kind, Memory, MemoryQuerySet, Scope, memory_page_url, one_line
 from memories.permissions import memories_for_token
-from memories.retrieval import (
-    RecalledMemory,
-    ScoredMemory,
-    access_lexemes,
-    chat_pool,
-    ms_since,
-    pool_buckets,
-    prepare_search,
-    query_intent,
-    scored,
-    start_query_lexemes,
-)
+from memories.search import chat_pool
 from memories.tokens import estimate_tokens
 from recall.bookkeeping import record_access
 from recall.episodes import Episode, episode_pool, start_episode_search, with_context
+from search.buckets import pool_buckets
+from search.embeddings import fallback_degraded
+from search.hybrid import ms_since, prepare_search
+from search.keyword import access_lexemes, start_query_lexemes
+from search.ranking import ScoredMemory, query_intent, scored
 from teams.models import Project
 from teams.permissions import projects_readable_by
 
@@ -75,6 +67,31 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
     from accounts.models import ApiToken
+
+
+@dataclass(slots=True)
+class RecalledMemory:
+    """A memory as the injection preview scores and shows it: only those columns, read as
+    plain rows, not model instances (a preview handles a hundred or more, and building
+    models was a good part of its time)."""
+
+    pk: int
+    kind: str
+    scope: str
+    project_id: int | None
+    content: str
+    importance: float
+    confidence: float
+    pinned: bool
+    valid_from: datetime
+    last_accessed_at: datetime | None
+    access_count: int
+    # Its evidence (JSON, maybe still as text): the messages it was extracted from, which
+    # the preview does not show again as past turns.
+    evidence: Any = None
+    # Its metadata names the date of what it tells (``event_date``).
+    event_dated: bool = False
+
 
 SCOPES: tuple[str, ...] = (Scope.USER.value, Scope.PROJECT.value, Scope.CONVERSATION.value)
 DEFAULT_BUDGETS = {"user": 600, "project": 800, "conversation": 600}
@@ -105,7 +122,7 @@ PINNED_LIMIT = 100
 
 
 # The columns the preview scores and shows of each memory found (RecalledMemory's), read by
-# the search's own statement (``retrieval.prepare_search``'s ``rows_sql``), as plain rows.
+# the search's own statement (``search.hybrid.prepare_search``'s ``rows_sql``), as plain rows.
 RECALLED_SQL = (
     "SELECT found.*, "
     + ", ".join(
@@ -131,7 +148,7 @@ def pinned_ids(pool: MemoryQuerySet) -> QuerySet[Any, Any]:
 class PastConversations:
     """What a preview reads of the user's conversations before it searches their turns: the
     names of the people in the latest ones (and in ``conversation``), who a query may be
-    about (``retrieval.query_intent``), and whether there is any (not temporary) at all."""
+    about (``search.ranking.query_intent``), and whether there is any (not temporary) at all."""
 
     names: set[str]
     any: bool
@@ -265,9 +282,8 @@ def render(
 
 def references(selected: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """What each number of a cited block stands for: the memory's id, kind and page."""
-    page = reverse("memory-list")
     return [
-        {"n": n, "id": entry["id"], "kind": entry["kind"], "url": f"{page}?memory={entry['id']}"}
+        {"n": n, "id": entry["id"], "kind": entry["kind"], "url": memory_page_url(entry["id"])}
         for n, entry in enumerate(selected, start=1)
     ]
 

@@ -19,7 +19,7 @@ from django.test import Client
 from django.utils import translation
 
 from accounts.models import MemorySettings
-from memories import side_connections
+from core import side_connections
 from recall import bookkeeping
 from teams.models import Membership, Project, Role, Team
 

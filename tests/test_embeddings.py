@@ -13,15 +13,15 @@ from django.core.checks import run_checks
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 
-from memories.embeddings import (
+from memories.models import Memory
+from recall.injection import PreviewRequest, injection_preview
+from search.embeddings import (
     EmbeddingError,
     LocalHashEmbedding,
     OpenAIEmbedding,
     SentenceTransformerEmbedding,
     column_dimensions,
 )
-from memories.models import Memory
-from recall.injection import PreviewRequest, injection_preview
 from tests.recall_helpers import ApiClient, remember
 
 pytestmark = pytest.mark.django_db

@@ -14,10 +14,11 @@ from django.utils import timezone
 from accounts.models import MemorySettings
 from conversations.jobs import embed_messages
 from conversations.models import MESSAGE_HNSW_INDEX_PREFIX, Conversation, Message
-from memories import services, side_connections
-from memories.models import Memory, vector_bucket
-from memories.retrieval import ALL_BUCKETS
+from core import side_connections
+from memories import services
+from memories.models import Memory
 from recall.injection import PreviewRequest, injection_preview
+from search.buckets import ALL_BUCKETS, vector_bucket
 from teams.models import Project
 from tests.recall_helpers import ApiClient
 

@@ -11,7 +11,6 @@ from accounts.models import MemorySettings
 from conversations.extraction import reconcile
 from conversations.extraction.runs import execute_run, extraction_request, run_batch
 from conversations.models import ExtractionRun
-from memories.embeddings import get_provider
 from memories.models import EventAction, Memory, MemoryEvent, Origin, Scope, Status
 from memories.services import (
     MemoryWrites,
@@ -21,6 +20,7 @@ from memories.services import (
     memory_undo_batch,
     new_memory,
 )
+from search.embeddings import get_provider
 from tests.extraction_helpers import add_messages, conversation_with
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ import pytest
 
 from conversations.extraction import ExtractionFailed, WindowMessage
 from conversations.extraction.llm import LlmExtractor
-from memories.embeddings import EmbeddingError, OpenAIEmbedding
-from memories.openai_sdk import Endpoint
+from core.openai_sdk import Endpoint
+from search.embeddings import EmbeddingError, OpenAIEmbedding
 
 DEADLINE = 2.0
 TRICKLED = 6

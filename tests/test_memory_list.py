@@ -11,8 +11,8 @@ from memories import memory_list
 from memories.filters import MemoryFilters
 from memories.memory_list import SearchMatch, highlight
 from memories.models import Memory
-from memories.retrieval import keyword_hits
 from memories.services import memory_create
+from search.keyword import keyword_hits
 from teams.models import Project
 from tests.recall_helpers import remember
 

@@ -21,8 +21,11 @@ from django.test import Client, override_settings
 from safetensors.numpy import save_file
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from memories import embeddings
-from memories.embeddings import (
+from memories.jobs import ensure_embeddings
+from memories.models import Memory
+from recall.injection import PreviewRequest, injection_preview
+from search import embeddings
+from search.embeddings import (
     FallbackEmbedding,
     LocalHashEmbedding,
     Model2VecEmbedding,
@@ -34,9 +37,6 @@ from memories.embeddings import (
     get_provider,
     load_model2vec,
 )
-from memories.jobs import ensure_embeddings
-from memories.models import Memory
-from recall.injection import PreviewRequest, injection_preview
 from tests.conftest import make_user
 from tests.recall_helpers import remember
 

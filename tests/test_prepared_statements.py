@@ -1,4 +1,4 @@
-"""memories.prepared_statements: statements prepared once per connection, logged as any other."""
+"""core.prepared_statements: statements prepared once per connection, logged as any other."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories.prepared_statements import prepared_cursor
+from core.prepared_statements import prepared_cursor
 
 pytestmark = pytest.mark.django_db
 

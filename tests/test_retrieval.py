@@ -9,18 +9,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memories import retrieval, services, side_connections
-from memories.embeddings import get_provider, vector_literal
+from core import side_connections
+from memories import services
 from memories.filters import MemoryFilters
-from memories.models import HNSW_INDEX_PREFIX, VECTOR_BUCKETS, Memory, Scope, vector_bucket
-from memories.retrieval import (
-    RRF_K,
-    candidates,
-    embedded_with,
-    fuse,
-    search_memories,
-    vector_search,
-)
+from memories.models import HNSW_INDEX_PREFIX, Memory, Scope
+from memories.search import candidates, search_memories
+from search import buckets, keyword, table_statistics, vectors
+from search.buckets import VECTOR_BUCKETS, vector_bucket
+from search.embeddings import get_provider, vector_literal
+from search.hybrid import RRF_K, fuse
+from search.vectors import embedded_with, vector_search
 from tests.conftest import make_user
 from tests.recall_helpers import remember
 
@@ -213,7 +211,7 @@ def test_small_user_among_a_large_table_still_gets_vector_hits(alice):
 
 
 def test_keyword_search_ranks_by_bm25_any_term_matching(alice):
-    from memories import retrieval
+    from search import keyword
 
     one = remember(alice, "Bridge bridge bridge inspection")
     three = remember(alice, "Budget report for the bridge")
@@ -222,8 +220,8 @@ def test_keyword_search_ranks_by_bm25_any_term_matching(alice):
     chinese = remember(alice, "预算 报告 桥")
     remember(alice, "Lunch at noon")
 
-    for access in ((), retrieval.access_lexemes(alice, [])):
-        hits = retrieval.keyword_hits(candidates(alice), "bridge budget report", 10, access)
+    for access in ((), keyword.access_lexemes(alice, [])):
+        hits = keyword.keyword_hits(candidates(alice), "bridge budget report", 10, access)
         # Any term matches, more (and rarer) terms rank higher; repeating a term does not
         # count twice (both one-term memories have two lexemes): equal scores go by id.
         assert [memory_id for memory_id, _score in hits] == [
@@ -234,7 +232,7 @@ def test_keyword_search_ranks_by_bm25_any_term_matching(alice):
         ]
         assert hits[0][1] > hits[1][1] > hits[2][1] == hits[3][1] > 0
     # A lone CJK character matches as a prefix, and counts.
-    hits = retrieval.keyword_hits(candidates(alice), "预算 报告 桥", 10)
+    hits = keyword.keyword_hits(candidates(alice), "预算 报告 桥", 10)
     assert [memory_id for memory_id, _score in hits] == [chinese.pk]
 
 
@@ -246,7 +244,7 @@ def test_a_small_pool_is_counted_by_the_search_and_an_empty_one_not_searched(ali
 
     pool = candidates(alice).filter(pk=-1)
     with CaptureQueriesContext(connection) as captured:
-        query = retrieval.keyword_sql(pool, "bridge", 10)
+        query = keyword.keyword_sql(pool, "bridge", 10)
     assert query is not None
     sql, params = query
     assert not any("AVG(" in query["sql"].upper() for query in captured)
@@ -256,8 +254,8 @@ def test_a_small_pool_is_counted_by_the_search_and_an_empty_one_not_searched(ali
     matches = plan.split("CTE hit")[1].split("CTE idf")[0]
     scans = [line for line in matches.splitlines() if " Scan " in line and "CTE Scan" not in line]
     assert scans and all("(never executed)" in line for line in scans), plan
-    assert retrieval.keyword_hits(pool, "bridge", 10) == []
-    assert len(retrieval.keyword_hits(candidates(alice), "bridge", 10)) == 1
+    assert keyword.keyword_hits(pool, "bridge", 10) == []
+    assert len(keyword.keyword_hits(candidates(alice), "bridge", 10)) == 1
 
 
 def test_the_keyword_indexes_keep_no_pending_list():
@@ -279,27 +277,27 @@ def test_the_keyword_indexes_keep_no_pending_list():
 def test_terms_in_most_memories_are_left_out_of_keyword_search(alice, monkeypatch):
     from django.db import connection
 
-    from memories import retrieval
+    from search import keyword, table_statistics
 
     for n in range(40):
         remember(alice, f"Project meeting notes number {n}")
     target = remember(alice, "Project budget for the bridge")
-    retrieval._table_statistics.clear()
-    assert len(retrieval.keyword_hits(candidates(alice), "project bridge", 100)) == 41
+    table_statistics._table_statistics.clear()
+    assert len(keyword.keyword_hits(candidates(alice), "project bridge", 100)) == 41
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memoryapp_memory")
-    retrieval._table_statistics.clear()
+    table_statistics._table_statistics.clear()
     # As if the table were large: here one row is already 2.4% of it.
-    monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.5)
-    monkeypatch.setattr(retrieval, "MIN_COMMON_ROWS", 10)
+    monkeypatch.setattr(table_statistics, "MAX_TERM_SHARE", 0.5)
+    monkeypatch.setattr(table_statistics, "MIN_COMMON_ROWS", 10)
 
-    assert "project" in retrieval.common_lexemes()
-    hits = retrieval.keyword_hits(candidates(alice), "project bridge", 100)
+    assert "project" in table_statistics.table_statistics("memoryapp_memory").common_lexemes
+    hits = keyword.keyword_hits(candidates(alice), "project bridge", 100)
     assert [memory_id for memory_id, _rank in hits] == [target.pk]
     # A query of common terms only still searches them.
-    assert len(retrieval.keyword_hits(candidates(alice), "project", 100)) == 41
-    retrieval._table_statistics.clear()
+    assert len(keyword.keyword_hits(candidates(alice), "project", 100)) == 41
+    table_statistics._table_statistics.clear()
 
 
 def test_keyword_and_vector_search_are_one_statement(alice):
@@ -338,7 +336,7 @@ def test_vectors_are_bucketed_by_their_pool(alice, project):
 
     assert personal.vector_bucket == vector_bucket(alice.pk) == alice.pk % VECTOR_BUCKETS
     assert shared.vector_bucket == vector_bucket(project.pk)
-    assert retrieval.pool_buckets(alice.pk, [project.pk]) == tuple(
+    assert buckets.pool_buckets(alice.pk, [project.pk]) == tuple(
         sorted({alice.pk % VECTOR_BUCKETS, project.pk % VECTOR_BUCKETS})
     )
 
@@ -348,26 +346,26 @@ def test_a_large_pool_is_searched_through_its_buckets_hnsw_indexes(alice, projec
     shared = remember(alice, "the team editor is neovim", scope=Scope.PROJECT, project=project)
     remember(make_user("crowd@example.com"), "my editor is neovim with a dark theme")
     # Every candidate set counts as large.
-    monkeypatch.setattr(retrieval, "EXACT_VECTOR_LIMIT", 0)
+    monkeypatch.setattr(vectors, "EXACT_VECTOR_LIMIT", 0)
     vector = get_provider().embed(["neovim editor"])[0]
     model = get_provider().model_name
     pool = candidates(alice)
-    buckets = retrieval.pool_buckets(alice.pk, [project.pk])
+    searched = buckets.pool_buckets(alice.pk, [project.pk])
     # Rows of earlier tests, rolled back, stay in the HNSW graph until a vacuum; enough of
     # them crowd an approximate search's ef_search out of the three live rows. A fresh index
     # holds only these (as autovacuum keeps a real table's).
     with connection.cursor() as cursor:
-        for bucket in buckets:
+        for bucket in searched:
             cursor.execute(f"REINDEX INDEX {HNSW_INDEX_PREFIX}{bucket}")
 
-    search = vector_search(pool, vector, model, 10, buckets)
+    search = vector_search(pool, vector, model, 10, searched)
     hits = search.hits()
 
     assert search.plan == "hnsw"
     assert {memory_id for memory_id, _similarity in hits} == {personal.pk, shared.pk}
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
-        sql, params = retrieval.hnsw_nearest_sql(
+        sql, params = vectors.hnsw_nearest_sql(
             embedded_with(pool, model), vector, 10, vector_bucket(alice.pk)
         )
         cursor.execute(f"EXPLAIN {sql}", params)
@@ -379,7 +377,7 @@ def test_a_search_is_as_wide_as_its_buckets_indexes_are_large():
     """Buckets are uneven: a user whose bucket holds few rows besides theirs searches its
     index narrowly, whatever the table's size; an index never counted stands for an even
     share of the table."""
-    statistics = retrieval.TableStatistics(
+    statistics = table_statistics.TableStatistics(
         rows=1_000_000, common_lexemes={}, bucket_vectors={1: 990_000, 2: 10_000}
     )
 
@@ -393,11 +391,16 @@ def test_a_short_hnsw_list_is_searched_as_wide_as_a_full_one():
     HNSW_EXPECTED_HITS, which finds more of the true nearest, and wider for a longer list."""
     size = 10**9  # candidates: about every row of the index
 
-    expected = retrieval.hnsw_ef_search(retrieval.HNSW_EXPECTED_HITS, size, retrieval.ALL_BUCKETS)
+    expected = vectors.hnsw_ef_search(
+        vectors.HNSW_EXPECTED_HITS, size, buckets.ALL_BUCKETS, "memoryapp_memory"
+    )
 
-    assert expected == retrieval.HNSW_EXPECTED_HITS
-    assert retrieval.hnsw_ef_search(10, size, retrieval.ALL_BUCKETS) == expected
-    assert retrieval.hnsw_ef_search(expected + 5, size, retrieval.ALL_BUCKETS) == expected + 5
+    assert expected == vectors.HNSW_EXPECTED_HITS
+    assert vectors.hnsw_ef_search(10, size, buckets.ALL_BUCKETS, "memoryapp_memory") == expected
+    assert (
+        vectors.hnsw_ef_search(expected + 5, size, buckets.ALL_BUCKETS, "memoryapp_memory")
+        == expected + 5
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -434,14 +437,14 @@ def test_keyword_search_takes_the_rarest_terms_up_to_a_share_of_memories(alice, 
             services.memory_create(owner=alice, content=f"{word} {n}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memoryapp_memory")
-    retrieval._table_statistics.clear()
-    monkeypatch.setattr(retrieval, "MAX_TERM_SHARE", 0.9)
-    monkeypatch.setattr(retrieval, "MAX_MATCH_SHARE", 0.4)
+    table_statistics._table_statistics.clear()
+    monkeypatch.setattr(table_statistics, "MAX_TERM_SHARE", 0.9)
+    monkeypatch.setattr(keyword, "MAX_MATCH_SHARE", 0.4)
 
     # gamma (3 of 33 memories) and beta (10) are together under 40%; alpha (20) is not.
-    terms = retrieval._query_terms("alpha beta gamma")
+    terms = keyword._query_terms("alpha beta gamma", "memoryapp_memory")
     assert [term.tsquery for term in terms] == ["'gamma'", "'beta'"]
-    retrieval._table_statistics.clear()
+    table_statistics._table_statistics.clear()
 
 
 def test_the_candidates_size_is_estimated_once_whatever_the_time_asked(alice):
@@ -452,8 +455,8 @@ def test_the_candidates_size_is_estimated_once_whatever_the_time_asked(alice):
 
     with CaptureQueriesContext(connection) as captured:
         for as_of in (timezone.now(), timezone.now() + timedelta(seconds=5)):
-            retrieval.vector_plan(embedded_with(candidates(alice, as_of=as_of), model))
-        retrieval.vector_plan(
+            vectors.vector_plan(embedded_with(candidates(alice, as_of=as_of), model))
+        vectors.vector_plan(
             embedded_with(candidates(alice, as_of=as_of).filter(pinned=True), model)
         )
 
@@ -463,10 +466,10 @@ def test_the_candidates_size_is_estimated_once_whatever_the_time_asked(alice):
 
 def test_a_query_s_words_are_looked_up_once_for_all_its_searches(alice):
     """The preview starts the lookup early; both its searches then use what it found."""
-    retrieval.start_query_lexemes("We went hiking in the Alps")
+    keyword.start_query_lexemes("We went hiking in the Alps")
 
     with CaptureQueriesContext(connection) as captured:
-        lexemes = retrieval.query_lexemes("We went hiking in the Alps")
+        lexemes = keyword.query_lexemes("We went hiking in the Alps")
 
     assert not captured.captured_queries
     assert ("hike", False) in lexemes

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from memories import retrieval
 from memories.memory_list import SearchMatch
 from memories.models import Memory
-from memories.retrieval import candidates, search_memories
-from memories.textsearch import expansions, search_document
+from memories.search import candidates, search_memories
 from recall.injection import PreviewRequest, injection_preview
+from search import keyword, ranking
+from search.textsearch import expansions, search_document
 from tests.recall_helpers import remember
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def _injected(user: Any, message: str) -> list[str]:
 
 
 def _keyword_order(user: Any, text: str) -> list[int]:
-    return [pk for pk, _score in retrieval.keyword_hits(candidates(user), text, 10)]
+    return [pk for pk, _score in keyword.keyword_hits(candidates(user), text, 10)]
 
 
 def test_readme_pytest_example_is_recalled_for_writing_tests(alice: Any) -> None:
@@ -83,8 +83,8 @@ def test_stopwords_are_ignored_in_both_languages(alice: Any) -> None:
     assert search_document("what is the plan") == "plan"
     assert "什么" not in search_document("我们什么时候开会")
     assert "时候" not in search_document("我们什么时候开会")
-    assert retrieval.keyword_hits(candidates(alice), "what is the", 10) == []
-    assert retrieval.keyword_hits(candidates(alice), "我们什么时候", 10) == []
+    assert keyword.keyword_hits(candidates(alice), "what is the", 10) == []
+    assert keyword.keyword_hits(candidates(alice), "我们什么时候", 10) == []
 
 
 def test_concepts_expand_across_languages_but_never_repeat_the_query() -> None:
@@ -99,7 +99,7 @@ def test_a_named_person_and_a_when_question_favour_their_memories(alice: Any) ->
     dated = remember(alice, "Maria moved to Lisbon in March 2024")
     remember(alice, "Pedro moved to Lisbon too")
 
-    intent = retrieval.query_intent("When did Maria move to Lisbon?")
+    intent = ranking.query_intent("When did Maria move to Lisbon?")
     assert intent.names == {"maria", "lisbon"} and intent.asks_when
 
     assert search_memories(alice, "When did Maria move to Lisbon?").memories[0].memory == dated

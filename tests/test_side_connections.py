@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from memories import side_connections
+from core import side_connections
 
 
 def thread_name() -> str:

@@ -1,5 +1,5 @@
-from memories import statistics_cache
-from memories.statistics_cache import StatisticsCache
+from search import table_statistics as statistics_cache
+from search.table_statistics import StatisticsCache
 
 
 def test_a_figure_is_computed_once_while_fresh_and_again_once_old(monkeypatch):

@@ -7,7 +7,7 @@ from django.contrib.postgres.search import SearchQuery
 
 from memories.models import Memory
 from memories.services import memory_create, memory_set_pinned, memory_update
-from memories.textsearch import SEARCH_CONFIG, search_document, terms, tsquery
+from search.textsearch import SEARCH_CONFIG, search_document, terms, tsquery
 
 
 def test_chinese_becomes_bigrams_and_english_stays_words() -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memories.textsearch import is_stopword
+from core.cjk import CJK_LETTER
+from search.textsearch import is_stopword
 
 _WEEKDAYS = {
     "monday": 1, "mon": 1, "tuesday": 2, "tue": 2, "tues": 2, "wednesday": 3, "wed": 3,
@@ -56,7 +57,7 @@ _CN_NUMBER = re.compile(
 _CN_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
 _DIGITS = re.compile(r"\d+(?:[.,:]\d+)?")
 _WORD = re.compile(r"[a-z]+(?:\.[a-z]\.)?")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = CJK_LETTER  # What counts as CJK: core.cjk.
 # Words that change how a statement is said, not what it is about: they never count as a
 # thing that differs.
 _PHRASING = frozenset(

@@ -26,8 +26,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage
 from conversations.extraction.topics import find_topic
+from core.openai_sdk import Endpoint
 from memories.models import KIND_ALIASES, Kind
-from memories.openai_sdk import Endpoint
 from memories.sensitive import redact
 
 SYSTEM_PROMPT = """You extract long-term memories from a conversation. The participants are listed

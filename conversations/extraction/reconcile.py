@@ -52,14 +52,15 @@ from pgvector.django import VectorField
 from conversations.extraction import Candidate
 from conversations.extraction.details import differ
 from conversations.models import Conversation
+from core.fast_timestamps import read_timestamps_in_c
 from memories.duplicates import jaccard, prefilter_query, words_of
-from memories.embeddings import dimension_conflict, get_provider
-from memories.fast_timestamps import read_timestamps_in_c
-from memories.models import Memory, Origin, Scope, Status, state_sql, vector_bucket
-from memories.retrieval import CLEARLY_LARGE
+from memories.models import Memory, Origin, Scope, Status, state_sql
 from memories.services import MemoryWrites, new_memory
-from memories.statistics_cache import StatisticsCache
-from memories.textsearch import SEARCH_CONFIG
+from search.buckets import vector_bucket
+from search.embeddings import dimension_conflict, get_provider
+from search.table_statistics import StatisticsCache
+from search.textsearch import SEARCH_CONFIG
+from search.vectors import CLEARLY_LARGE
 from teams.models import Project
 from teams.permissions import can_write_project
 

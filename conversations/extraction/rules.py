@@ -21,6 +21,7 @@ from conversations.extraction import Candidate, WindowMessage
 from conversations.extraction.dates import Dated, resolve
 from conversations.extraction.summary import summary_items
 from conversations.extraction.topics import find_topic
+from core.cjk import CJK_LETTER
 from memories.models import Kind
 
 # Where a value ends: punctuation, or a clause that explains rather than states.
@@ -30,7 +31,7 @@ _END = (
     r"|\s+(?:-|–|—)\s+|[.!?](?:\s|$)|因为|但是|所以|$))"
 )
 _CJK_END = r"(?=[，,；;：:（(]|因为|但是|所以|不过|$)"
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = CJK_LETTER  # What counts as CJK: core.cjk.
 _NAME = r"(?-i:[A-Z])[\w&.-]*(?: (?-i:[A-Z])[\w&.-]*)*"
 _REL = (
     r"(?:(?:older |younger |big |little |baby |twin |best |oldest |youngest )?"

@@ -49,10 +49,10 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
-from memories.embeddings import get_provider
-from memories.prepared_statements import prepared_cursor
+from core.prepared_statements import prepared_cursor
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
+from search.embeddings import get_provider
 from teams.models import Project
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import pgvector.django.vector
 from django.conf import settings
 from django.db import migrations, models
 
-from memories.textsearch import SEARCH_CONFIG, search_document
+from search.textsearch import SEARCH_CONFIG, search_document
 
 SEARCH_VECTOR_TRIGGER = f"""
 CREATE FUNCTION memoryapp_message_search_vector() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -14,7 +14,7 @@ import django.db.models.fields.json
 from django.conf import settings
 from django.db import migrations, models
 
-from memories.textsearch import SEARCH_CONFIG
+from search.textsearch import SEARCH_CONFIG
 
 # Written together with search_document (or by hand), the vector is recomputed; never otherwise.
 SEARCH_VECTOR_TRIGGER = f"""

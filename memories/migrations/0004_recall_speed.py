@@ -3,7 +3,7 @@ naming the memory's owner and project (textsearch.ACCESS_DOCUMENT_SQL), and pinn
 
 from django.db import migrations, models
 
-from memories.textsearch import ACCESS_DOCUMENT_SQL
+from search.textsearch import ACCESS_DOCUMENT_SQL
 
 
 class Migration(migrations.Migration):

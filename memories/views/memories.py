@@ -30,24 +30,23 @@ from django_htmx.http import push_url, reswap, trigger_client_event
 from accounts.http import AuthenticatedHttpRequest
 from accounts.models import MemorySettings
 from memories import services
-from memories.embeddings import fallback_reason
 from memories.filters import MemoryFilters
 from memories.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
 from memories.memory_history import event_changes
 from memories.memory_list import (
-    STATES,
     MemoryListPage,
     MemoryListSource,
     matching,
     memory_rows,
 )
-from memories.models import STATE_CONDITIONS, Kind, Memory, MemoryEvent, Scope
+from memories.models import STATE_CONDITIONS, Kind, Memory, Scope
 from memories.permissions import (
+    batch_undoable_by,
     can_change_memory,
     can_review_memory,
     memories_visible_to,
-    memories_writable_by,
 )
+from search.embeddings import fallback_reason
 from teams.access import get_project_for_member
 from teams.permissions import projects_readable_with_role, role_may_review, role_may_write
 
@@ -81,14 +80,7 @@ def _batch_of_user(request: AuthenticatedHttpRequest, raw_batch: str) -> uuid.UU
         batch = uuid.UUID(raw_batch)
     except ValueError:
         raise Http404 from None
-    events = MemoryEvent.objects.filter(batch=batch)
-    if (
-        not events.filter(actor=request.user).exists()
-        or events.exclude(actor=request.user).exists()
-    ):
-        raise Http404
-    writable = memories_writable_by(request.user)
-    if events.exclude(memory__in=writable).exists():
+    if not batch_undoable_by(request.user, batch):
         raise Http404
     return batch
 
@@ -354,11 +346,7 @@ def _already_known(
     memory: Memory,
 ) -> HttpResponse:
     """The add form again, saying the memory exists already and linking to it."""
-    state = memory.state if memory.state in STATES else "active"
-    known = {
-        "content": memory.content,
-        "url": f"{source.url}?{MemoryFilters(memory=memory.pk, state=state).querystring()}",
-    }
+    known = {"content": memory.content, "url": memory.page_url(source.url)}
     if request.htmx:
         return render(
             request,

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from pgvector.django import HnswIndex
 
-from memories.embeddings import (
+from search.embeddings import (
     EMBEDDED_TABLES,
     EmbeddedTable,
     EmbeddingError,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from core.cjk import CJK_LETTERS, is_cjk
+
 SEARCH_CONFIG = "english"
 
 # A memory's search vector plus lexemes naming who may see it ("ownerid<id>", "projectid<id>";
@@ -25,13 +27,7 @@ ACCESS_DOCUMENT_SQL = (
     '\'projectid\' || "memoryapp_memory"."project_id"::text], NULL)))'
 )
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
-_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
-
-
-def is_cjk(token: str) -> bool:
-    return bool(_CJK_RUN.match(token))
+_TOKEN = re.compile(rf"[{CJK_LETTERS}]+|[^\W_{CJK_LETTERS}]+", re.UNICODE)
 
 
 def bigrams(run: str) -> list[str]:
@@ -88,7 +84,7 @@ def is_stopword(term: str) -> bool:
 
 
 # A small bilingual vocabulary of common technical and everyday concepts: a query naming one
-# member of a group also searches the others (at a lower weight, retrieval.EXPANSION_WEIGHT),
+# member of a group also searches the others (at a lower weight, keyword.EXPANSION_WEIGHT),
 # so "write tests" finds "I prefer pytest" and "docker build" finds "Docker 构建".
 CONCEPTS: tuple[tuple[str, ...], ...] = (
     ("test", "tests", "testing", "pytest", "unittest", "jest", "测试", "单测"),

@@ -11,7 +11,7 @@ characters are close. It is deterministic across processes and machines.
 
 ``openai`` calls any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI,
 Ollama, vLLM…) in batches through the ``openai`` SDK, with its retries with
-backoff, each batch within a deadline (``memories.openai_sdk``).
+backoff, each batch within a deadline (``core.openai_sdk``).
 ``sentence-transformers`` runs a local model when that optional extra is
 installed (``pip install memoryapp[sentence-transformers]``).
 ``model2vec`` runs a static multilingual sentence-embedding model on the CPU,
@@ -45,8 +45,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Model, QuerySet
 
-from memories.openai_sdk import Endpoint
-from memories.textsearch import is_stopword, terms
+from core.openai_sdk import Endpoint
+from search.textsearch import is_stopword, terms
 
 logger = logging.getLogger(__name__)
 
@@ -538,8 +538,6 @@ def reset_caches(**kwargs: Any) -> None:
 
 def embedding_status() -> dict[str, Any]:
     """What /healthz and the API report about embeddings."""
-    from memories.models import Memory
-
     provider = get_provider()
     stored = column_dimensions()
     status: dict[str, Any] = {
@@ -552,8 +550,8 @@ def embedding_status() -> dict[str, Any]:
         "dimensions": provider.dimensions,
         "stored_dimensions": stored,
         # Waiting for the embedding job (or embed_memories); counted up to a bound to stay cheap.
-        "missing": Memory.objects.alive()
-        .exclude(embedding_model=provider.model_name)
+        "missing": EMBEDDED_TABLES["memories"]
+        .missing(provider.model_name)
         .values("pk")[:MISSING_COUNT_BOUND]
         .count(),
     }
