@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# The shared development data, beside the repository (../shared/data).
+SHARED_DATA = BASE_DIR.parent / "shared" / "data"
 
 
 def setup_django() -> None:

@@ -42,7 +42,7 @@ from search.embeddings import (  # noqa: E402
     load_model2vec,
     model2vec_source,
 )
-from tests.test_model2vec import build_tiny_model  # noqa: E402
+from tests.search.test_model2vec import build_tiny_model  # noqa: E402
 
 ENGLISH = [
     "what did I say about backups",

@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from _setup import BASE_DIR, benchmark_database, percentiles, setup_django
+from _setup import BASE_DIR, SHARED_DATA, benchmark_database, percentiles, setup_django
 
 if TYPE_CHECKING:
     from conversations.models import Conversation
@@ -214,7 +214,7 @@ def bench_extraction(scale: float, repeat: int, turns_embedded: bool) -> None:
     )
 
 
-DEV_DATA = Path("/work/shared/data/conversations_dev.json")
+DEV_DATA = SHARED_DATA / "conversations_dev.json"
 BATCH = 500  # The API's largest batch of messages.
 
 

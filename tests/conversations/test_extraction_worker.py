@@ -23,7 +23,7 @@ from tests.extraction_helpers import api_client, post_json
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 
 def _test_database_url() -> str:

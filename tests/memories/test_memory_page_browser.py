@@ -12,13 +12,13 @@ from playwright.sync_api import expect
 from conversations.extraction.runs import execute_run, extraction_request
 from memories.models import Memory
 from memories.services import memory_create
-from tests.conftest import browser_login
+from tests.conftest import ARTIFACTS, browser_login
 from tests.extraction_helpers import conversation_with
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LIST = "/settings/memories"
-SHOTS = "/tmp/ui2-shots"
+SHOTS = ARTIFACTS / "memory-page"
 
 
 def remember(owner: Any, content: str, **fields: Any) -> Memory:

@@ -3,8 +3,6 @@ this work added or changed at desktop and phone widths in English and Chinese.""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,12 +10,12 @@ from django.conf import settings
 from playwright.sync_api import expect
 
 from accounts.models import ApiToken, MemorySettings
-from tests.conftest import browser_login, client_for
+from tests.conftest import ARTIFACTS, browser_login, client_for
 from tests.recall_helpers import ApiClient, remember
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SHOTS = Path(os.environ.get("TRUST2_SHOTS", "/tmp/trust2-shots"))
+SHOTS = ARTIFACTS / "privacy-switch"
 
 
 def test_pause_for_an_hour_shows_everywhere_then_resume(page: Any, live_server: Any, alice: Any):

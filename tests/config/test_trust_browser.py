@@ -3,8 +3,6 @@ and a walk of the new pages at desktop and phone widths in English and Chinese."
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,12 +12,12 @@ from playwright.sync_api import expect
 from conversations.models import Conversation, Message
 from memories.models import Memory
 from memories.services import memory_create, memory_delete
-from tests.conftest import browser_login, client_for
+from tests.conftest import ARTIFACTS, browser_login, client_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # Where the walk leaves its screenshots (to look at them).
-SHOTS = Path(os.environ.get("TRUST_SHOTS", "/tmp/trust-shots"))
+SHOTS = ARTIFACTS / "trust"
 
 
 def trashed(owner: Any, content: str) -> Memory:
