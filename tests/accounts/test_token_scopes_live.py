@@ -16,10 +16,10 @@ from mcp import ClientSession
 from accounts.models import ApiToken, MemorySettings
 from conversations.models import Conversation
 from memories.models import Memory
-from tests.live_asgi import FakeUpstream, live_asgi_server
-from tests.recall_helpers import remember
 from tests.api.test_mcp import error
 from tests.api.test_mcp import with_session as mcp_session
+from tests.live_asgi import FakeUpstream, live_asgi_server
+from tests.recall_helpers import remember
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -26,9 +26,9 @@ from conversations import jobs
 from conversations.extraction import runs
 from conversations.models import ExtractionRun, RunStatus
 from tests.conftest import ARTIFACTS
-from tests.extraction_helpers import conversation_with
 from tests.conversations.test_extraction_llm import FakeOpenAI
 from tests.conversations.test_extraction_worker import BASE_DIR, _test_database_url
+from tests.extraction_helpers import conversation_with
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
