@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.http import HttpResponse
 from ninja import Field, Router, Schema
@@ -82,6 +82,7 @@ class PreviewMemory(BaseModel):
 
 
 class DroppedMemory(PreviewMemory):
+    source: Literal["memory"] = "memory"
     reason: Literal["limit", "scope_budget", "total_budget"]
 
 
@@ -97,16 +98,36 @@ class PreviewEpisode(BaseModel):
 
     id: int = Field(..., description="The turn's message id.")
     message_id: int
-    message_ids: list[int] = Field(..., description="The turns shown: reply_to's, then this.")
+    message_ids: list[int] = Field(
+        ..., description="The turns shown, in order: reply_to's, this one, answered_by's."
+    )
     conversation_id: int
     speaker: str
     role: str
     sent_at: datetime
     text: str
     reply_to: PreviewTurn | None = Field(None, description="The turn it answers, when shown.")
+    answered_by: PreviewTurn | None = Field(
+        None, description="The turn that answers it, when shown."
+    )
     score: float
     score_parts: dict[str, Any]
     tokens: int
+
+
+class DroppedEpisode(BaseModel):
+    """A past turn left out of the block, and why: a memory injected came from it
+    (``covered_by_memory``), another episode shows it already (``shown_with_another``), or
+    the limit or the total budget."""
+
+    source: Literal["episode"] = "episode"
+    id: int = Field(..., description="The turn's message id.")
+    message_ids: list[int]
+    content: str
+    score: float
+    score_parts: dict[str, Any]
+    tokens: int
+    reason: Literal["covered_by_memory", "shown_with_another", "limit", "total_budget"]
 
 
 class PreviewReference(BaseModel):
@@ -123,7 +144,9 @@ class PreviewOut(BaseModel):
     reason: str | None = Field(
         None, description="memory_disabled, privacy_paused or temporary_conversation"
     )
-    message: str
+    message: str | None = Field(
+        None, description="Why nothing is injected, for a person to read (with ``reason``)."
+    )
     format: str
     block: str
     hash: str = Field(..., description="SHA-256 of the block (hex).")
@@ -133,7 +156,9 @@ class PreviewOut(BaseModel):
         description="With Show memory references on: each number of the block's memories.",
     )
     episodes: list[PreviewEpisode] = Field(default_factory=list)
-    dropped: list[DroppedMemory]
+    dropped: list[Annotated[DroppedMemory | DroppedEpisode, Field(discriminator="source")]] = Field(
+        ..., description="What was found but left out, and why: memories and past turns."
+    )
     tokens: dict[str, int]
     budget: dict[str, int]
     degraded: dict[str, str] | None

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -126,6 +127,28 @@ STATE_LABELS = {
     "trash": _("Trash"),
 }
 LISTED_STATES = tuple(STATE_LABELS)
+
+
+def parse_event_date(value: Any) -> date | None:
+    """A memory's ``metadata["event_date"]`` (an ISO date) as a date; None when absent or
+    unreadable."""
+    try:
+        return date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def evidence_message_ids(evidence: Any) -> list[int]:
+    """The messages a memory's evidence names, in order, each once: its items say
+    ``{"messages": [ids]}`` (``message_ids`` or ``message_id`` in older ones)."""
+    found: dict[int, None] = {}
+    for item in evidence if isinstance(evidence, list) else []:
+        if not isinstance(item, dict):
+            continue
+        raw = [*(item.get("messages") or []), *(item.get("message_ids") or [])]
+        raw.append(item.get("message_id"))
+        found.update(dict.fromkeys(int(value) for value in raw if str(value).isdigit()))
+    return list(found)
 
 
 def memory_page_url(pk: int, state: str = "active", list_url: str = "") -> str:
@@ -367,9 +390,16 @@ class Memory(models.Model):
         )
 
     @property
-    def event_dated(self) -> bool:
-        """Whether its metadata names the date of what it tells."""
-        return bool(isinstance(self.metadata, dict) and self.metadata.get("event_date"))
+    def source_message_ids(self) -> list[int]:
+        """The messages it was extracted from (its evidence)."""
+        return evidence_message_ids(self.evidence)
+
+    @property
+    def event_date(self) -> date | None:
+        """The day what it tells happened, when its metadata says (``event_date``)."""
+        return parse_event_date(
+            self.metadata.get("event_date") if isinstance(self.metadata, dict) else None
+        )
 
     @property
     def is_superseded(self) -> bool:

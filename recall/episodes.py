@@ -1,21 +1,19 @@
 """Episodic recall: the past turns of conversations that answer a query.
 
-Memories are what extraction kept; the turns themselves often say more (what
-exactly was said, when, by whom). The stored messages of conversations that
-are not temporary are searched with memories' machinery
-(``search.hybrid.prepare_search``: BM25 over the same search documents, the vector
-search over the same embeddings, weighted reciprocal rank fusion), the query's
-intent boosts turns said by or about the people it names and, for a question
-asking when, turns that name a date (``QueryIntent``).
+Memories are what extraction kept; the turns themselves often say more (what exactly was
+said, when, by whom). The stored messages of conversations that are not temporary are
+searched with the search engine memories use (``search.hybrid``: BM25 over the turns'
+search vectors, the vector search over their embeddings when they find meaning, weighted
+reciprocal rank fusion); a turn of the days the query speaks of, or that names a date for a
+question asking when, keeps more of its relevance (``search.ranking.QueryIntent``).
 
-Which turns: those of the user's own conversations, and of the conversations
-of the project the chat names when the user may read it (as with project
-memories, a project's past is brought only into chats about that project);
-sent at or before ``as_of``; never a temporary conversation's; not the
-current conversation's latest turns (the client sends those itself).
+Which turns: those of the user's own conversations, and of the conversations of the project
+the chat names when the user may read it (as with project memories, a project's past is
+brought only into chats about that project); sent at or before ``as_of``; never a temporary
+conversation's; not the current conversation's latest turns (the client sends those itself).
 
-An episode is one turn, with the turn it answers when that helps: a short
-reply ("Yes, last Tuesday!") means little alone.
+An episode is one turn, shown with its neighbours when one answers the other
+(``answers``): a short reply means little alone, and a question's answer follows it.
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from conversations.models import Conversation, Message, MessageQuerySet, Message
 from core import side_connections
 from memories.models import one_line
 from search.buckets import ALL_BUCKETS, pool_buckets
-from search.hybrid import PreparedSearch, Ranking, prepare_search
+from search.hybrid import PreparedSearch, Ranking, prepare_search, vector_weight
 from search.ranking import RECENCY_HALF_LIFE_DAYS, WEIGHTS, QueryIntent
 from teams.models import Project
 
@@ -50,14 +48,9 @@ EPISODE_IMPORTANCE = 0.9
 EPISODE_CONFIDENCE = 1.0
 # The current conversation's latest turns are left out: the client sends up to this many.
 CURRENT_RECENT_TURNS = 20
-# How many turns each search (keyword, vector) contributes, whatever the request's ``limit``: the
-# conversation budget holds a few turns, and RRF lets turns both searches rank low outrank the
-# one a search ranks first. On the dev file (benchmarks/conversation_memory.py) the preview
-# found more evidence in its first 10 with 10 than with 40: R@10 episodes only 0.664 against
-# 0.605, both 0.670 against 0.621 (20: 0.605, 0.630; 5: 0.592, 0.651); and on 1,000,000 turns
-# (benchmarks/recall_speed.py --messages 1000000) a preview took p50/p95 1.6/1.9 ms less.
-EPISODE_DEPTH = 10
-# A reply this short (in words) or to a question comes with the turn it answers.
+# How many turns each search (keyword, vector) contributes.
+EPISODE_DEPTH = 20
+# A reply this short (in words) comes with the turn it answers.
 SHORT_REPLY_WORDS = 20
 # A turn is shown up to this many characters.
 MAX_TURN_CHARS = 600
@@ -82,21 +75,28 @@ class Turn:
 
 @dataclass
 class Episode:
-    """A past turn that answers the query, and the one it answers (``reply_to``) if shown."""
+    """A past turn that answers the query, with the turn it answers (``reply_to``) and the
+    turn that answers it (``answered_by``) when shown."""
 
     turn: Turn
     score: float
     parts: dict[str, Any]
     reply_to: Turn | None = None
+    answered_by: Turn | None = None
     tokens: int = 0
-    # The turn before it in its conversation (None for the first), read with it by the
-    # search (``TURNS_SQL``): ``with_context`` decides whether to show it.
+    # Its neighbours in its conversation (None at either end), read with it by the search
+    # (``TURNS_SQL``): ``with_context`` decides whether to show them.
     before: Turn | None = field(default=None, repr=False)
+    after: Turn | None = field(default=None, repr=False)
+
+    @property
+    def turns(self) -> list[Turn]:
+        """The turns shown, in the order they were said."""
+        return [turn for turn in (self.reply_to, self.turn, self.answered_by) if turn]
 
     @property
     def message_ids(self) -> list[int]:
-        context = [self.reply_to.message_id] if self.reply_to else []
-        return [*context, self.turn.message_id]
+        return [turn.message_id for turn in self.turns]
 
     def entry(self) -> dict[str, Any]:
         """As the preview's ``episodes`` list shows it."""
@@ -110,20 +110,23 @@ class Episode:
             "role": turn.role,
             "sent_at": turn.sent_at,
             "text": turn.text,
-            "reply_to": (
-                {
-                    "message_id": self.reply_to.message_id,
-                    "speaker": self.reply_to.speaker,
-                    "sent_at": self.reply_to.sent_at,
-                    "text": self.reply_to.text,
-                }
-                if self.reply_to
-                else None
-            ),
+            "reply_to": _turn_entry(self.reply_to),
+            "answered_by": _turn_entry(self.answered_by),
             "score": self.score,
             "score_parts": self.parts,
             "tokens": self.tokens,
         }
+
+
+def _turn_entry(turn: Turn | None) -> dict[str, Any] | None:
+    if turn is None:
+        return None
+    return {
+        "message_id": turn.message_id,
+        "speaker": turn.speaker,
+        "sent_at": turn.sent_at,
+        "text": turn.text,
+    }
 
 
 @dataclass
@@ -194,38 +197,29 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_TURN_CHARS else text[: MAX_TURN_CHARS - 1].rstrip() + "…"
 
 
-def _turn(row: tuple[Any, ...]) -> Turn:
-    pk, conversation_id, position, role, speaker, sent_at, content, participants = row
-    return Turn(
-        pk,
-        conversation_id,
-        position,
-        role,
-        _speaker(participants, role, speaker),
-        sent_at,
-        _short(content),
-    )
-
-
-# The columns of each turn the search found (``search.hybrid.prepare_search``'s ``rows_sql``),
-# with the turn before it (if any) and its conversation's participants, in the search's own
-# statement.
-# The participants by a subquery per turn, not a join: for a user with 5,000 conversations
-# the planner hashed all of them for 100 turns (1.0-1.5 ms; the subquery's 0.3 ms).
+# The columns of each turn the search found (``search.hybrid.prepare_search``'s ``rows_sql``):
+# the turn, its conversation's participants, and the turns before and after it (if any), in
+# the search's own statement. The participants by a subquery per turn, not a join: for a
+# user with 5,000 conversations the planner hashed all of them for 100 turns.
+_NEIGHBOUR_COLUMNS = "{n}.id, {n}.role, {n}.speaker, {n}.sent_at, {n}.content"
 TURNS_SQL = (
     "SELECT found.*, turn.conversation_id, turn.position, turn.role, turn.speaker, "
     "turn.sent_at, turn.content, "
     f"(SELECT participants FROM {Conversation._meta.db_table} AS conversation "
     "WHERE conversation.id = turn.conversation_id), "
-    "before.id, before.role, before.speaker, before.sent_at, before.content "
+    f"{_NEIGHBOUR_COLUMNS.format(n='before')}, {_NEIGHBOUR_COLUMNS.format(n='after')} "
     f"FROM found JOIN {Message._meta.db_table} AS turn ON turn.id = found.id "
     f"LEFT JOIN {Message._meta.db_table} AS before "
-    "ON before.conversation_id = turn.conversation_id AND before.position = turn.position - 1"
+    "ON before.conversation_id = turn.conversation_id AND before.position = turn.position - 1 "
+    f"LEFT JOIN {Message._meta.db_table} AS after "
+    "ON after.conversation_id = turn.conversation_id AND after.position = turn.position + 1"
 )
 
 
-def read_turns(rows: dict[int, tuple[Any, ...]]) -> dict[int, tuple[Turn, Turn | None]]:
-    """Each turn of TURNS_SQL's ``rows`` (by id), with the turn before it (None for the first)."""
+def read_turns(
+    rows: dict[int, tuple[Any, ...]],
+) -> dict[int, tuple[Turn, Turn | None, Turn | None]]:
+    """Each turn of TURNS_SQL's ``rows`` (by id), with the turns before and after it."""
     loaded = {}
     # Each distinct list of participants decoded once: the turns of a search mostly come from
     # conversations of the same people.
@@ -236,31 +230,34 @@ def read_turns(rows: dict[int, tuple[Any, ...]]) -> dict[int, tuple[Turn, Turn |
             if participants not in decoded:
                 decoded[participants] = json.loads(participants)
             participants = decoded[participants]
-        turn = _turn((pk, conversation_id, position, role, speaker, sent_at, content, participants))
-        before_id, role, speaker, sent_at, content = row[7:]
-        before = (
-            None
-            if before_id is None
-            else _turn(
-                (
-                    before_id,
-                    conversation_id,
-                    position - 1,
-                    role,
-                    speaker,
-                    sent_at,
-                    content,
-                    participants,
-                )
-            )
-        )
-        loaded[pk] = (turn, before)
+        at = (conversation_id, position, participants)
+        turn = _turn(at, 0, (pk, role, speaker, sent_at, content))
+        assert turn is not None
+        loaded[pk] = (turn, _turn(at, -1, row[7:12]), _turn(at, 1, row[12:17]))
     return loaded
 
 
+def _turn(at: tuple[int, int, Any], offset: int, columns: Sequence[Any]) -> Turn | None:
+    """The turn ``offset`` from the one at ``at`` (its conversation, position and the
+    conversation's participants), from its ``columns``; None when there is none."""
+    conversation_id, position, participants = at
+    message_id, role, speaker, sent_at, content = columns
+    if message_id is None:
+        return None
+    return Turn(
+        message_id,
+        conversation_id,
+        position + offset,
+        role,
+        _speaker(participants, role, speaker),
+        sent_at,
+        _short(content),
+    )
+
+
 def answers(turn: Turn, previous: Turn) -> bool:
-    """Whether ``turn`` is best shown with ``previous``: another speaker's question, or any
-    of theirs when the reply is short."""
+    """Whether ``turn`` is best shown with ``previous``, the turn before it: another
+    speaker's question, or any of theirs when the reply is short."""
     if previous.speaker == turn.speaker:
         return False
     return previous.text.rstrip().endswith(("?", "？")) or (
@@ -269,9 +266,9 @@ def answers(turn: Turn, previous: Turn) -> bool:
 
 
 def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[float, float]:
-    """(score, recency) of a turn: memories' weights (``search.ranking.WEIGHTS``), with a turn's
-    importance and confidence (EPISODE_IMPORTANCE, EPISODE_CONFIDENCE), its recency from
-    when it was said, and no use."""
+    """(score, recency) of a turn: memories' weights (``search.ranking.WEIGHTS``), with a
+    turn's importance and confidence (EPISODE_IMPORTANCE, EPISODE_CONFIDENCE), its recency
+    from when it was said, and no use."""
     age_days = max((now - sent_at).total_seconds() / 86400, 0.0)
     recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
     score = (
@@ -283,35 +280,37 @@ def episode_score(relevance: float, sent_at: datetime, now: datetime) -> tuple[f
     return round(score, 6), recency
 
 
-def search_episodes(pool: EpisodePool, query: str) -> PreparedSearch:
+def search_episodes(
+    pool: EpisodePool, query: str, keyword_text: str | None = None
+) -> PreparedSearch:
     """The search of the turns of ``pool`` that answer ``query``, with their columns
-    (TURNS_SQL)."""
+    (TURNS_SQL); ``keyword_text``: what the keyword search looks for, if not all of it."""
     return prepare_search(
         pool.messages,
         query,
         depth=EPISODE_DEPTH,
         buckets=pool.buckets,
-        weights=(EPISODE_KEYWORD_WEIGHT, EPISODE_VECTOR_WEIGHT),
+        weights=(EPISODE_KEYWORD_WEIGHT, vector_weight(EPISODE_VECTOR_WEIGHT)),
         max_match_rows=EPISODE_MAX_MATCH_ROWS,
         exact_vector_limit=EPISODE_EXACT_VECTOR_LIMIT,
         rows_sql=TURNS_SQL,
+        keyword_text=keyword_text,
     )
 
 
 def start_episode_search(
-    pool: EpisodePool, query: str
-) -> Callable[[QueryIntent, datetime], EpisodeSearch]:
+    pool: EpisodePool, query: str, intent: QueryIntent
+) -> Callable[[datetime], EpisodeSearch]:
     """Start searching the turns of ``pool`` that answer ``query`` on a side connection: its
     thread makes the statement and runs it while the caller waits for its own (the memories'
-    search, made before this starts); the function returned takes the query's intent and the
-    time it is asked at and gives the turns, best first (ties by id), each with the turn it
-    answers when that helps (``answers``)."""
-    ranking = side_connections.start(_run_search, pool, query)
-    return lambda intent, now: scored_episodes(ranking.result(), intent, now)
+    search, made before this starts); the function returned takes the time the preview is
+    asked at and gives the turns, best first (ties by id)."""
+    ranking = side_connections.start(_run_search, pool, query, intent.words)
+    return lambda now: scored_episodes(ranking.result(), intent, now)
 
 
-def _run_search(pool: EpisodePool, query: str) -> Ranking:
-    return search_episodes(pool, query).run()
+def _run_search(pool: EpisodePool, query: str, keyword_text: str) -> Ranking:
+    return search_episodes(pool, query, keyword_text).run()
 
 
 def scored_episodes(ranking: Ranking, intent: QueryIntent, now: datetime) -> EpisodeSearch:
@@ -320,9 +319,9 @@ def scored_episodes(ranking: Ranking, intent: QueryIntent, now: datetime) -> Epi
     for message_id, match in ranking.matches.items():
         if message_id not in turns:
             continue
-        turn, before = turns[message_id]
-        person, date = intent.boost(turn.text, speaker=turn.speaker)
-        relevance = match["relevance"] * intent.factor(person, date)
+        turn, before, after = turns[message_id]
+        dated = intent.dated(turn.text, day=turn.sent_at.date())
+        relevance = match["relevance"] * intent.factor(dated)
         score, recency = episode_score(relevance, turn.sent_at, now)
         parts = {
             "relevance": round(relevance, 6),
@@ -330,16 +329,18 @@ def scored_episodes(ranking: Ranking, intent: QueryIntent, now: datetime) -> Epi
             "keyword_rank": match["keyword_rank"],
             "vector_rank": match["vector_rank"],
             "similarity": match["similarity"],
-            "person": person,
-            "dated": date,
+            "dated": dated,
         }
-        episodes.append(Episode(turn, score, parts, before=before))
+        episodes.append(Episode(turn, score, parts, before=before, after=after))
     episodes.sort(key=lambda episode: (-episode.score, episode.turn.message_id))
     return EpisodeSearch(episodes, ranking, dict(ranking.timings_ms))
 
 
-def with_context(episodes: Sequence[Episode]) -> None:
-    """Give each episode the turn it answers, when that helps (``answers``)."""
-    for episode in episodes:
-        if episode.before is not None and answers(episode.turn, episode.before):
-            episode.reply_to = episode.before
+def with_context(episode: Episode, hidden: set[int]) -> None:
+    """Show the episode's neighbours where one answers the other (``answers``), unless
+    they are ``hidden`` (shown already, or what a memory injected came from)."""
+    before, after = episode.before, episode.after
+    if before is not None and before.message_id not in hidden and answers(episode.turn, before):
+        episode.reply_to = before
+    if after is not None and after.message_id not in hidden and answers(after, episode.turn):
+        episode.answered_by = after

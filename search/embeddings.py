@@ -126,6 +126,13 @@ def _check_dimensions(vectors: list[list[float]], dimensions: int, model_name: s
             )
 
 
+def finds_meaning(provider: EmbeddingProvider) -> bool:
+    """Whether the provider's vectors find texts that say the same in other words: a model's
+    do; the hash embeddings (``local``, and ``auto`` without its model) only find the same
+    words and characters again, which the keyword search finds better."""
+    return not isinstance(provider, LocalHashEmbedding)
+
+
 class OpenAIEmbedding:
     """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, through the ``openai``
     SDK: its retries with backoff (``max_retries``), all within ``timeout`` seconds a batch."""

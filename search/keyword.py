@@ -34,9 +34,11 @@ if TYPE_CHECKING:
 # When every term of a query is that common, the rarest few are searched anyway.
 KEEP_WHEN_ALL_COMMON = 3
 # The keyword search's cost grows with the rows its terms match: it uses the rarest few, and
-# no more than statistics say are together in this share of memories.
+# no more than statistics say match this many rows together (BM25 costs ~10 µs a match). A
+# cap on rows, not on a share of the table: a share of a small table (1.5% of 6,000 turns is
+# 90) left out the words a question is about, however cheap they were to search.
 MAX_QUERY_TERMS = 8
-MAX_MATCH_SHARE = 0.015
+MAX_MATCH_ROWS = 15_000
 # A concept's other words (textsearch.expansions) weigh this much of a word of the query,
 # and the first this many are searched.
 EXPANSION_WEIGHT = 0.5
@@ -63,11 +65,8 @@ def _query_terms(
 ) -> list[QueryTerm]:
     """The terms to search for ``text``: its rarest, at most MAX_QUERY_TERMS, then the first
     MAX_EXPANSION_TERMS words of the concepts it names, all together in at most
-    MAX_MATCH_SHARE of memories (as far as statistics tell): BM25's cost grows with its
-    matches (a big user's concepts' words, unbounded, made it 2.4x slower).
-
-    ``max_rows``: the rows all the terms may match together (as far as statistics tell)
-    however large the table.
+    ``max_rows`` rows (MAX_MATCH_ROWS by default, as far as statistics tell): BM25's cost
+    grows with its matches (a big user's concepts' words, unbounded, made it 2.4x slower).
     ``as_typed``: a search box's text, as ``textsearch.tsquery(prefix=True)`` matches it: its
     last word a prefix, and no concept's other words (they would rank memories the box's
     words do not match, at the cost of their matches).
@@ -88,7 +87,7 @@ def _query_terms(
     def share(lexeme: str) -> float:
         return statistics.lexeme_shares.get(lexeme, statistics.untracked_share)
 
-    most = MAX_MATCH_SHARE if max_rows is None else min(MAX_MATCH_SHARE, max_rows / statistics.rows)
+    most = (max_rows or MAX_MATCH_ROWS) / statistics.rows
     rarest_first = sorted(lexemes, key=share)
     kept: list[str] = []
     matched_share = 0.0

@@ -211,10 +211,17 @@ _query_vectors: tuple[object, dict[str, list[float]]] = (None, {})
 MAX_CACHED_VECTORS = 64
 
 
+def stored_vectors_unusable() -> Degraded | None:
+    """Why no stored vector can be searched (their dimension is not the provider's), if so."""
+    if conflict := dimension_conflict():
+        return Degraded("EMBEDDING_DIMENSION_CONFLICT", conflict, FIX_COMMAND)
+    return None
+
+
 def embed_query(text: str) -> tuple[list[float] | None, Degraded | None]:
     global _query_vectors
-    if conflict := dimension_conflict():
-        return None, Degraded("EMBEDDING_DIMENSION_CONFLICT", conflict, FIX_COMMAND)
+    if unusable := stored_vectors_unusable():
+        return None, unusable
     provider = get_provider()
     owner, vectors = _query_vectors
     if owner is not provider:

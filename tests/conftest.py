@@ -44,6 +44,13 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     side_connections.finish()
 
 
+@pytest.fixture
+def vectors_find_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' hash embeddings count in the preview's fusion as a model's vectors would
+    (``search.hybrid.vector_weight``): for tests of the vector search itself."""
+    monkeypatch.setattr("search.hybrid.finds_meaning", lambda provider: True)
+
+
 def make_user(email: str, *, memory_enabled: bool = True, **extra: Any) -> Any:
     user = get_user_model().objects.create_user(
         username=email.split("@")[0], email=email, password="correct-horse-battery", **extra

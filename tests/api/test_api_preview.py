@@ -28,8 +28,8 @@ def test_preview_through_the_api(alice, project):
     assert response.status_code == 200
     body = response.json()
     assert body["block"] == (
-        "## Memory\n\n### User Preferences\n- Prefers concise answers\n"
-        "\n### Project Knowledge\n- Survey data lives in PostGIS\n"
+        "## Memory\n\n### About the user\n- Prefers concise answers\n"
+        "\n### Project knowledge\n- Survey data lives in PostGIS\n"
     )
     assert [m["pinned"] for m in body["memories"]] == [True, False]
     assert body["tokens"]["user"] > 0 and body["tokens"]["project"] > 0

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from accounts.models import MemorySettings
-from recall.injection import CITE_LINE
+from recall.block import CITE_LINE
 from tests.recall_helpers import ApiClient, remember
 
 pytestmark = pytest.mark.django_db

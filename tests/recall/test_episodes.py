@@ -77,13 +77,12 @@ def test_past_turns_follow_the_memories_in_their_own_section(alice):
     # The turn it answers (a question) comes with it.
     assert episode["reply_to"]["message_id"] == question.pk
     assert episode["message_ids"] == [question.pk, answer.pk]
-    assert {"relevance", "keyword_rank", "person", "dated"} <= set(episode["score_parts"])
+    assert {"relevance", "keyword_rank", "dated"} <= set(episode["score_parts"])
     day = answer.sent_at.date().isoformat()
-    assert "## From past conversations\n" in result["block"]
     assert (
-        f"- [{day}] Sam: Where did you go hiking? → Mia: We hiked the Kalalau trail in Kauai"
-        in result["block"]
-    )
+        f"## From past conversations\n\n### {day}\n"
+        "- Sam: Where did you go hiking?\n- Mia: We hiked the Kalalau trail in Kauai\n"
+    ) in result["block"]
     assert result["tokens"]["episodes"] == episode["tokens"] > 0
 
 
@@ -104,13 +103,13 @@ def test_formats_show_the_section(alice):
     chat(alice, ("user", "Our wedding is at the Lakeside <Inn>"))
 
     xml = preview(alice, "wedding lakeside", fmt="xml")["block"]
-    assert "<past_conversations>\n<episode date=" in xml
+    assert "<past_conversations>\n<session date=" in xml
     assert "Mia: Our wedding is at the Lakeside &lt;Inn&gt;" in xml
     assert xml.rstrip().endswith("</past_conversations>")
 
     data = json.loads(preview(alice, "wedding lakeside", fmt="json")["block"])
-    assert data["past_conversations"][0]["speaker"] == "Mia"
-    assert data["past_conversations"][0]["text"] == "Our wedding is at the Lakeside <Inn>"
+    turn = data["past_conversations"][0]["turns"][0]
+    assert turn == {"speaker": "Mia", "text": "Our wedding is at the Lakeside <Inn>"}
 
 
 def test_the_setting_and_the_sources_option(alice):
@@ -127,7 +126,7 @@ def test_the_setting_and_the_sources_option(alice):
 
     MemorySettings.objects.filter(user=alice).update(reference_past_conversations=False)
     off = preview(alice, "wedding lakeside")
-    assert off["episodes"] == [] and off["block"] == "## Memory\n\n### User Preferences\n" + (
+    assert off["episodes"] == [] and off["block"] == "## Memory\n\n### About the user\n" + (
         "- Wedding at the Lakeside Inn\n"
     )
 
@@ -143,16 +142,14 @@ def test_a_turn_and_the_memory_extracted_from_it_are_not_both_injected(alice):
 
     result = preview(alice, "Priya Toronto")
 
-    # Exactly one of the two: the better scored (here the turn, which holds every word).
-    injected_memory = memory.pk in [m["id"] for m in result["memories"]]
-    injected_turn = turn.pk in episode_ids(result)
-    assert injected_memory != injected_turn
-    scores = {}
-    alone = preview(alice, "Priya Toronto", sources=("memories",))["memories"]
-    scores["memory"] = next(m["score"] for m in alone if m["id"] == memory.pk)
+    # The memory (the cleaned form) is kept whatever the turn scores; the turn is listed as
+    # dropped for it.
     turns = preview(alice, "Priya Toronto", sources=("episodes",))["episodes"]
-    scores["turn"] = next(e["score"] for e in turns if e["message_id"] == turn.pk)
-    assert injected_turn == (scores["turn"] > scores["memory"])
+    assert turn.pk in episode_ids({"episodes": turns})
+    assert memory.pk in [m["id"] for m in result["memories"]]
+    assert turn.pk not in episode_ids(result)
+    dropped = next(d for d in result["dropped"] if d["source"] == "episode")
+    assert (dropped["id"], dropped["reason"]) == (turn.pk, "covered_by_memory")
     # A pinned memory always stays, and the turn it came from is not repeated.
     services.memory_set_pinned(memory=memory, pinned=True, actor=alice)
     pinned = preview(alice, "Priya Toronto")
@@ -299,7 +296,6 @@ def test_on_side_connections_the_preview_finds_the_same_as_inside_a_transaction(
     assert on_side["block"] == on_caller["block"]
     assert answer.pk in episode_ids(on_side)
     assert [m["content"] for m in on_side["memories"]] == ["Mia hiked the Kalalau trail"]
-    assert on_side["episodes"][0]["score_parts"]["person"]
 
 
 def test_without_a_conversation_no_past_turn_is_searched(alice, project):
@@ -321,7 +317,7 @@ def test_without_a_conversation_no_past_turn_is_searched(alice, project):
     assert searches() == 2
 
 
-def test_each_search_contributes_at_most_episode_depth_turns(alice):
+def test_each_search_contributes_at_most_episode_depth_turns(alice, vectors_find_meaning):
     """Past turns come from the best EPISODE_DEPTH of each search, whatever the request's
     limit: on the dev file deeper lists let turns both searches rank low outrank the best."""
     from recall.episodes import EPISODE_DEPTH, episode_pool, search_episodes
@@ -340,7 +336,7 @@ def test_each_search_contributes_at_most_episode_depth_turns(alice):
 
 
 def test_turns_are_searched_through_the_hnsw_indexes_of_their_owners_buckets(
-    alice, bob, project, monkeypatch
+    alice, bob, project, monkeypatch, vectors_find_meaning
 ):
     """A turn is in its conversation's owner's vector bucket, and a large pool of turns is
     searched through the HNSW indexes of its buckets only: the user's own for their own

@@ -17,7 +17,8 @@ from memories import services
 from memories.models import Memory, Scope
 from memories.tokens import estimate_tokens
 from recall import bookkeeping
-from recall.injection import PreviewRequest, injection_preview, preview_context
+from recall.context import preview_context
+from recall.injection import PreviewRequest, injection_preview
 from recall.models import AccessLog
 from teams.models import Membership
 from tests.recall_helpers import remember
@@ -49,9 +50,9 @@ def test_markdown_block_has_a_section_per_scope(alice, project):
     result = preview(alice, "tea", project=project, conversation=chat)
 
     assert result["block"] == (
-        "## Memory\n\n### User Preferences\n- I like green tea\n"
-        "\n### Project Knowledge\n- The team drinks tea at four\n"
-        "\n### Relevant Context\n- We are choosing a tea vendor\n"
+        "## Memory\n\n### About the user\n- I like green tea\n"
+        "\n### Project knowledge\n- The team drinks tea at four\n"
+        "\n### This conversation\n- We are choosing a tea vendor\n"
     )
     assert result["hash"] == hashlib.sha256(result["block"].encode()).hexdigest()
     assert result["tokens"]["total"] == estimate_tokens(result["block"])
@@ -108,25 +109,28 @@ def test_each_scope_has_its_own_budget(alice, project):
     assert any(m["scope"] == "user" for m in result["memories"])
 
 
-def test_over_the_total_budget_conversation_goes_first_then_project(alice, project):
+def test_over_the_total_budget_the_lowest_scored_go_first_whatever_their_scope(alice, project):
     chat = Conversation.objects.create(owner=alice, external_id="c1")
-    user_memory = remember(alice, "Tea with lemon please", kind="preference")
-    project_memory = remember(alice, "Tea supplier is Ming", scope=Scope.PROJECT, project=project)
-    remember(alice, "Tea order is pending", scope=Scope.CONVERSATION, conversation=chat)
-    full = preview(alice, project=project, conversation=chat, dry_run=True)
-    assert len(full["memories"]) == 3
+    best = remember(alice, "Green tea with lemon, hot", scope=Scope.CONVERSATION, conversation=chat)
+    second = remember(alice, "Green tea from Ming", scope=Scope.PROJECT, project=project)
+    third = remember(alice, "Tea order is pending")
+    query = {"message": "green tea lemon", "project": project, "conversation": chat}
+    full = preview(alice, dry_run=True, **query)
+    assert set(ids(full)) == {best.pk, second.pk, third.pk}
+    assert [m["id"] for m in sorted(full["memories"], key=lambda m: -m["score"])] == [
+        best.pk,
+        second.pk,
+        third.pk,
+    ]
 
-    without_conversation = preview(
-        alice, project=project, conversation=chat, budget=full["tokens"]["total"] - 1
-    )
-    assert ids(without_conversation) == [user_memory.pk, project_memory.pk]
-    assert [d["reason"] for d in without_conversation["dropped"]] == ["total_budget"]
-    assert without_conversation["dropped"][0]["scope"] == "conversation"
+    tight = preview(alice, budget=full["tokens"]["total"] - 1, **query)
+    assert set(ids(tight)) == {best.pk, second.pk}
+    assert [(d["id"], d["reason"]) for d in tight["dropped"]] == [(third.pk, "total_budget")]
+    assert tight["tokens"]["total"] <= full["tokens"]["total"] - 1
 
-    only_user = preview(alice, project=project, conversation=chat, budget=20)
-    assert ids(only_user) == [user_memory.pk]
-    assert only_user["tokens"]["total"] <= 20
-    assert [d["scope"] for d in only_user["dropped"]] == ["conversation", "project"]
+    only_best = preview(alice, budget=20, **query)
+    assert ids(only_best) == [best.pk]
+    assert only_best["tokens"]["total"] <= 20
 
 
 def test_limit_drops_the_lowest_ranked(alice):

@@ -147,9 +147,10 @@ def test_auto_falls_back_to_the_hash_embeddings_and_says_why(alice, tmp_path, wh
         preview = injection_preview(alice, PreviewRequest(message="when do backups run?"))
         assert preview["degraded"]["code"] == "EMBEDDING_FALLBACK"
         assert str(path) in preview["degraded"]["message"]
-        # The fallback still ranks by (hash) vectors: recall is whole, only simpler.
+        # The fallback's hash vectors find no meaning: the preview ranks by keywords alone.
         assert [m["id"] for m in preview["memories"]] == [kept.pk]
-        assert preview["memories"][0]["score_parts"]["vector_rank"] == 1
+        parts = preview["memories"][0]["score_parts"]
+        assert (parts["keyword_rank"], parts["vector_rank"]) == (1, None)
 
         client = Client()
         client.force_login(alice)

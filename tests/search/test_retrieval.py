@@ -429,9 +429,9 @@ def test_a_forked_process_searches_with_its_own_side_connections(alice):
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-def test_keyword_search_takes_the_rarest_terms_up_to_a_share_of_memories(alice, monkeypatch):
+def test_keyword_search_takes_the_rarest_terms_up_to_a_number_of_rows(alice, monkeypatch):
     """A big user's keyword search reads every memory its terms match: the terms it keeps
-    are the rarest, and together in at most MAX_MATCH_SHARE of memories."""
+    are the rarest, and together in at most MAX_MATCH_ROWS memories."""
     for word, count in (("alpha", 20), ("beta", 10), ("gamma", 3)):
         for n in range(count):
             services.memory_create(owner=alice, content=f"{word} {n}")
@@ -439,9 +439,9 @@ def test_keyword_search_takes_the_rarest_terms_up_to_a_share_of_memories(alice, 
         cursor.execute("ANALYZE memoryapp_memory")
     table_statistics._table_statistics.clear()
     monkeypatch.setattr(table_statistics, "MAX_TERM_SHARE", 0.9)
-    monkeypatch.setattr(keyword, "MAX_MATCH_SHARE", 0.4)
+    monkeypatch.setattr(keyword, "MAX_MATCH_ROWS", 14)
 
-    # gamma (3 of 33 memories) and beta (10) are together under 40%; alpha (20) is not.
+    # gamma (3 of 33 memories) and beta (10) match 13 together; with alpha (20) 33.
     terms = keyword._query_terms("alpha beta gamma", "memoryapp_memory")
     assert [term.tsquery for term in terms] == ["'gamma'", "'beta'"]
     table_statistics._table_statistics.clear()
