@@ -58,7 +58,7 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
     """Django's DATABASES["default"] for this environment."""
     url = environ.get("DATABASE_URL", "").strip()
     if url:
-        config = dj_database_url.parse(url)
+        config: dict[str, Any] = {**dj_database_url.parse(url)}
         config["ENGINE"] = "django.db.backends.postgresql"
         return with_connection_reuse(config, environ)
     pgdata = Path(environ.get("MEMORYAPP_PGDATA", "") or base_dir / "var" / "pgdata")

@@ -48,6 +48,8 @@ class App:
     database_url: str
     name: str = "app"
     extra_env: dict[str, str] = field(default_factory=dict)
+    # The code that runs: this tree, or another release's (the upgrade test).
+    code_dir: Path = BASE_DIR
     started: list[subprocess.Popen[bytes]] = field(default_factory=list)
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(50))
 
@@ -80,35 +82,41 @@ class App:
 
     # One-off steps -------------------------------------------------------------------
 
-    def manage(self, *args: str, timeout: float = 300, **env: str) -> str:
-        result = subprocess.run(
+    def manage(self, *args: str, timeout: float = 300, **env: Any) -> str:
+        result = self.run_manage(*args, timeout=timeout, **env)
+        assert result.returncode == 0, f"manage.py {' '.join(args)}:\n{result.stderr}"
+        return result.stdout
+
+    def run_manage(
+        self, *args: str, timeout: float = 300, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [sys.executable, "manage.py", *args],
-            cwd=BASE_DIR,
+            cwd=self.code_dir,
             env=self.env(**env),
             capture_output=True,
             text=True,
             timeout=timeout,
         )
-        assert result.returncode == 0, f"manage.py {' '.join(args)}:\n{result.stderr}"
-        return result.stdout
 
     def shell(self, code: str, **env: str) -> str:
         """Run Python with Django set up (``manage.py shell -c``); its output."""
-        return self.manage("shell", "-c", code, **env)
+        return self.manage("shell", "-c", code, timeout=300, **env)
 
-    def make_user(self, email: str, *, scopes: str = "read,write,ingest") -> tuple[int, str]:
-        """A user with memory on and a token; (user id, token secret)."""
+    def make_users(self, *emails: str) -> dict[str, str]:
+        """Users with memory on, each with a full-scope token: each email's token secret."""
         out = self.shell(
             "from django.contrib.auth import get_user_model\n"
             "from accounts.models import ApiToken, MemorySettings\n"
-            f"user = get_user_model().objects.create_user(username={email.split('@')[0]!r},"
-            f" email={email!r}, password={PASSWORD!r})\n"
-            "MemorySettings.objects.filter(user=user).update(memory_enabled=True)\n"
-            f"token, secret = ApiToken.issue(user=user, name='chat', scopes={scopes.split(',')!r})\n"
-            "print(user.pk, secret)\n"
+            f"for email in {list(emails)!r}:\n"
+            "    user = get_user_model().objects.create_user(username=email.split('@')[0],"
+            f" email=email, password={PASSWORD!r})\n"
+            "    MemorySettings.objects.filter(user=user).update(memory_enabled=True)\n"
+            "    token, secret = ApiToken.issue(user=user, name='chat')\n"
+            "    print('token', email, secret)\n"
         )
-        user_id, secret = out.split()[-2:]
-        return int(user_id), secret
+        found = [line.split() for line in out.splitlines() if line.startswith("token ")]
+        return {email: secret for _kind, email, secret in found}
 
     # Long-lived processes ------------------------------------------------------------
 
@@ -116,7 +124,7 @@ class App:
         with self.log(process_name).open("wb") as out:
             process = subprocess.Popen(
                 command,
-                cwd=BASE_DIR,
+                cwd=self.code_dir,
                 env=self.env(**env),
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -165,16 +173,17 @@ def running(app: App) -> Iterator[App]:
         app.stop_all()
 
 
-def signed_in(web: Web, email: str) -> httpx2.Client:
+@contextmanager
+def signed_in(web: Web, email: str) -> Iterator[httpx2.Client]:
     """A browser-like session on ``web``: signed in through the log-in form."""
-    client = httpx2.Client(base_url=web.url, timeout=30, follow_redirects=True)
-    page = client.get("/accounts/login/")
-    response = client.post(
-        "/accounts/login/",
-        data={"login": email, "password": PASSWORD, "csrfmiddlewaretoken": csrf(page.text)},
-    )
-    assert response.status_code == 200 and "sessionid" in client.cookies, response.text[:500]
-    return client
+    with httpx2.Client(base_url=web.url, timeout=30, follow_redirects=True) as client:
+        page = client.get("/accounts/login/")
+        response = client.post(
+            "/accounts/login/",
+            data={"login": email, "password": PASSWORD, "csrfmiddlewaretoken": csrf(page.text)},
+        )
+        assert response.status_code == 200 and "sessionid" in client.cookies, response.text[:500]
+        yield client
 
 
 def csrf(html: str) -> str:
