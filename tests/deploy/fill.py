@@ -4,12 +4,13 @@ Run inside a ``manage.py shell`` of the app (``exec`` of this file, then ``fill(
 works with any release of the code whose API is /api/v1/ (the upgrade test runs it with
 the previous release's). Each user gets a token, memories, conversations whose messages
 are extracted (jobs run inline: Q_SYNC=true), and previews, which fill the access log.
-It prints ``token EMAIL SECRET`` for each user.
+It prints ``token EMAIL SECRET`` for each user, and ``code FOLDER``, the code's folder.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 PASSWORD = "correct-horse-battery"
@@ -75,6 +76,9 @@ def fill(users: int, memories: int, conversations: int, messages: int) -> None:
             _post(client, f"/api/v1/conversations/{conversation['id']}/end", {})
         for topic in TOPICS:
             _post(client, "/api/v1/injection-preview", {"message": f"What about {topic}?"})
+    import config
+
+    print("code", os.path.dirname(os.path.dirname(config.__file__)))
     try:  # Previews write their access log after they answer.
         from recall import bookkeeping
 

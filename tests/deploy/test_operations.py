@@ -10,7 +10,6 @@ and pgserver's has no TLS. The docs say the same for a real deployment.
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -19,27 +18,12 @@ import pytest
 
 from tests.conftest import ARTIFACTS
 from tests.deploy.app import App
+from tests.deploy.releases import CLIENT_HOSTS, PREVIOUS_RELEASE, fill, previous_release
 from tests.deploy.server import BASE_DIR, ExternalPostgres
 
-FILL = Path(__file__).resolve().parent / "fill.py"
-# The release before this one: its migrations make the database the upgrade starts from.
-PREVIOUS_RELEASE = "4db1d1a"
 DEPLOY_DOC = BASE_DIR / "docs" / "DEPLOY.md"
 # What the fill leaves, each user: a few of everything.
 USERS, MEMORIES, CONVERSATIONS, MESSAGES = 2, 12, 2, 10
-# The Django test client used inside the app's processes asks for this host.
-CLIENT_HOSTS = "127.0.0.1,localhost,testserver"
-
-
-def fill(app: App) -> dict[str, str]:
-    """The fill run in ``app``'s code; each user's token secret."""
-    out = app.shell(
-        f"exec(open({str(FILL)!r}).read()); fill({USERS}, {MEMORIES}, {CONVERSATIONS}, {MESSAGES})",
-        Q_SYNC="true",
-        ALLOWED_HOSTS=CLIENT_HOSTS,
-    )
-    found = [line.split() for line in out.splitlines() if line.startswith("token ")]
-    return {email: secret for _kind, email, secret in found}
 
 
 def snapshot(server: ExternalPostgres, dbname: str) -> dict[str, tuple[int, str]]:
@@ -63,19 +47,25 @@ def snapshot(server: ExternalPostgres, dbname: str) -> dict[str, tuple[int, str]
         return found
 
 
-def recalled_count(app: App, secret: str) -> int:
-    """Memories a preview through ``app`` recalls with the token ``secret``."""
-    out = app.shell(
+def assert_serves(app: App, secrets: list[str]) -> None:
+    """Through ``app``: every migration applied, each token recalls memories and may add one."""
+    app.shell(
         "import json\n"
+        "from django.db import connection\n"
+        "from django.db.migrations.executor import MigrationExecutor\n"
         "from django.test import Client\n"
-        f"client = Client(HTTP_AUTHORIZATION='Bearer {secret}')\n"
-        "answer = client.post('/api/v1/injection-preview', json.dumps({'message': "
+        "executor = MigrationExecutor(connection)\n"
+        "assert not executor.migration_plan(executor.loader.graph.leaf_nodes()), 'unapplied'\n"
+        f"for secret in {secrets!r}:\n"
+        "    client = Client(HTTP_AUTHORIZATION=f'Bearer {secret}')\n"
+        "    answer = client.post('/api/v1/injection-preview', json.dumps({'message': "
         "'What about pytest and Vue?', 'sources': ['memories']}), content_type='application/json')\n"
-        "assert answer.status_code == 200, answer.content\n"
-        "print('recalled', len(answer.json()['memories']))\n",
+        "    assert answer.status_code == 200 and answer.json()['memories'], answer.content\n"
+        "    added = client.post('/api/v1/memories', json.dumps({'content': 'Afterwards'}),"
+        " content_type='application/json')\n"
+        "    assert added.status_code == 201, added.content\n",
         ALLOWED_HOSTS=CLIENT_HOSTS,
     )
-    return int(re.findall(r"^recalled (\d+)$", out, re.MULTILINE)[-1])
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +73,7 @@ def filled(external_postgres: ExternalPostgres) -> tuple[App, dict[str, str]]:
     external_postgres.create_database("ops")
     app = App(external_postgres.socket_url("ops"), name="ops")
     app.manage("migrate", "--noinput")
-    return app, fill(app)
+    return app, fill(app, USERS, MEMORIES, CONVERSATIONS, MESSAGES)
 
 
 def test_a_backup_restores_every_users_data_into_an_empty_database(
@@ -106,16 +96,7 @@ def test_a_backup_restores_every_users_data_into_an_empty_database(
 
     # The restored database serves: tokens, vectors and search indexes came back, and the
     # sequences go on after the restored rows.
-    for secret in tokens.values():
-        assert recalled_count(restored, secret) > 0
-    restored.shell(
-        "import json\nfrom django.test import Client\n"
-        f"client = Client(HTTP_AUTHORIZATION='Bearer {next(iter(tokens.values()))}')\n"
-        "answer = client.post('/api/v1/memories', json.dumps({'content': 'After the restore'}),"
-        " content_type='application/json')\n"
-        "assert answer.status_code == 201, answer.content\n",
-        ALLOWED_HOSTS=CLIENT_HOSTS,
-    )
+    assert_serves(restored, list(tokens.values()))
 
     # A database that is not empty is refused, and left as it was.
     again = restored.run_manage("restore_database", str(backup))
@@ -124,29 +105,14 @@ def test_a_backup_restores_every_users_data_into_an_empty_database(
     assert "Traceback" not in again.stderr
 
 
-def _previous_release(folder: Path) -> Path:
-    """The previous release's code, extracted from git into ``folder``."""
-    known = subprocess.run(
-        ["git", "cat-file", "-e", f"{PREVIOUS_RELEASE}^{{commit}}"], cwd=BASE_DIR, timeout=30
-    )
-    assert known.returncode == 0, f"git history with {PREVIOUS_RELEASE} is needed (a full clone)"
-    archive = subprocess.run(
-        ["git", "archive", PREVIOUS_RELEASE], cwd=BASE_DIR, capture_output=True, timeout=120
-    )
-    folder.mkdir()
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
-
-
 def test_an_upgrade_from_the_previous_release_keeps_every_row(
     external_postgres: ExternalPostgres, tmp_path: Path
 ) -> None:
     external_postgres.create_database("upgrade")
     url = external_postgres.url("upgrade")
-    old = App(url, name="upgrade-old", code_dir=_previous_release(tmp_path / "previous"))
-    assert str(old.code_dir) in old.shell("import config; print(config.__file__)")
+    old = App(url, name="upgrade-old", code_dir=previous_release(tmp_path / "previous"))
     old.manage("migrate", "--noinput")
-    tokens = fill(old)
+    tokens = fill(old, USERS, MEMORIES, CONVERSATIONS, MESSAGES)
     before = snapshot(external_postgres, "upgrade")
 
     new = App(url, name="upgrade-new")
@@ -158,12 +124,10 @@ def test_an_upgrade_from_the_previous_release_keeps_every_row(
         f"migrate from {PREVIOUS_RELEASE} with {USERS} users x ({MEMORIES} memories, "
         f"{CONVERSATIONS} conversations x {MESSAGES} messages): {seconds:.1f} s\n"
     )
-    assert "[ ]" not in new.manage("showmigrations")
     after = snapshot(external_postgres, "upgrade")
     counts = {table: after[table][0] for table in before if table != "django_migrations"}
     assert counts == {table: before[table][0] for table in counts}
-    for secret in tokens.values():
-        assert recalled_count(new, secret) > 0
+    assert_serves(new, list(tokens.values()))
 
 
 def production_settings() -> dict[str, str]:
