@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import psycopg
+from psycopg import sql
 
 from config.embedded_postgres import binaries
 
@@ -161,30 +162,25 @@ class ExternalPostgres:
 
     def admin_step(self) -> None:
         self.admin_sql(
-            f"CREATE ROLE {APP_ROLE} LOGIN PASSWORD %s", (self.app_password,), literal=True
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(APP_ROLE), sql.Literal(self.app_password)
+            )
         )
         self.create_database(APP_DATABASE)
 
     def create_database(self, name: str) -> None:
         """An empty database owned by the app's role, with pgvector, as the admin makes it."""
-        self.admin_sql(f'CREATE DATABASE "{name}" OWNER {APP_ROLE}')
-        self.admin_sql("CREATE EXTENSION vector", dbname=name)
+        self.admin_sql(
+            sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                sql.Identifier(name), sql.Identifier(APP_ROLE)
+            )
+        )
+        self.admin_sql(sql.SQL("CREATE EXTENSION vector"), dbname=name)
 
-    def admin_sql(
-        self,
-        statement: str,
-        params: tuple[Any, ...] = (),
-        *,
-        dbname: str = "postgres",
-        literal: bool = False,
-    ) -> list[tuple[Any, ...]]:
-        if literal:  # CREATE ROLE takes no parameters: the value goes in as a literal.
-            statement = statement % tuple(psycopg.sql.quote(value) for value in params)
-            params = ()
+    def admin_sql(self, statement: sql.SQL | sql.Composed, *, dbname: str = "postgres") -> None:
         with self.connect(dbname, user=ADMIN) as conn:
             conn.autocommit = True
-            cursor = conn.execute(statement, params or None)
-            return cursor.fetchall() if cursor.description else []
+            conn.execute(statement)
 
     # Addresses ---------------------------------------------------------------------------
 
