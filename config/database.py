@@ -58,23 +58,32 @@ def database_settings(environ: dict[str, str] | Any, base_dir: Path) -> dict[str
     """Django's DATABASES["default"] for this environment."""
     url = environ.get("DATABASE_URL", "").strip()
     if url:
-        config = dj_database_url.parse(url)
+        config: dict[str, Any] = {**dj_database_url.parse(url)}
         config["ENGINE"] = "django.db.backends.postgresql"
-        return {**config, **connection_reuse(environ)}
+        return with_connection_reuse(config, environ)
     pgdata = Path(environ.get("MEMORYAPP_PGDATA", "") or base_dir / "var" / "pgdata")
-    return {
+    embedded = {
         "ENGINE": EMBEDDED_ENGINE,
         "NAME": EMBEDDED_DATABASE_NAME,
         "USER": "postgres",
         # Filled in by the backend when it first connects (the server picks them).
         "HOST": "",
         "PORT": "",
-        **connection_reuse(environ),
         "EMBEDDED": {
             "PGDATA": str(pgdata.expanduser().resolve()),
             "SHARED_BUFFERS_MB": shared_buffers_mb(environ),
         },
     }
+    return with_connection_reuse(embedded, environ)
+
+
+def with_connection_reuse(config: dict[str, Any], environ: dict[str, str] | Any) -> dict[str, Any]:
+    """``config`` with ``connection_reuse``'s settings, its OPTIONS merged with theirs: the
+    URL's ``?sslmode=``, ``?host=``, ``?options=``… are connection options too, and a pool
+    that replaced them would silently connect without TLS, or to another server."""
+    reuse = connection_reuse(environ)
+    options = {**config.get("OPTIONS", {}), **reuse.pop("OPTIONS", {})}
+    return {**config, **reuse, **({"OPTIONS": options} if options else {})}
 
 
 def connection_reuse(environ: dict[str, str] | Any) -> dict[str, Any]:

@@ -70,6 +70,16 @@ def address(server: Any) -> Running:
     return Running(host=str(info.socket_dir), port=str(info.port))
 
 
+def binaries() -> Path:
+    """The folder of the PostgreSQL programs pgserver ships (``postgres``, ``initdb``,
+    ``pg_ctl``, ``pg_dump``, ``pg_restore``…): version 16, with pgvector."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")
+    assert spec is not None and spec.origin is not None, "pgserver is a dependency"
+    return Path(spec.origin).parent / "pginstall" / "bin"
+
+
 def forget_dead_processes(pgdata: Path) -> None:
     """Drop processes that died without saying so from pgserver's list of the server's users."""
     import psutil

@@ -155,6 +155,13 @@ WHITENOISE_MANIFEST_STRICT = False
 
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HTTPS in production (docs/DEPLOY.md): plain HTTP is redirected, except the load balancer's
+# health check, and browsers are told to use HTTPS only (HSTS) for this many seconds.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
 
 # django-q2: the ORM broker keeps jobs in the same PostgreSQL; REDIS_URL moves them to Redis.
 Q_CLUSTER = {
