@@ -1034,6 +1034,21 @@ def ingest_all(
     return ingested_all, totals
 
 
+def settle_statistics() -> None:
+    """ANALYZE, and forget the statistics search keeps: it reads the planner's (row counts,
+    common lexemes), which autovacuum sets on freshly filled tables at a time of its own, so
+    the same database measured before and after gave different figures."""
+    from django.db import connection
+
+    from search import table_statistics
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    for value in vars(table_statistics).values():
+        if isinstance(value, table_statistics.StatisticsCache):
+            value.clear()
+
+
 def evaluated(
     conversations: Sequence[Prepared], overrides: Sequence[Override], label: str
 ) -> Evaluation:
@@ -1057,6 +1072,7 @@ def run(
                 f"ingestion + extraction: {totals.messages} messages in {totals.seconds:.1f} s, "
                 f"{totals.messages / max(totals.seconds, 1e-9):,.1f} messages/s"
             )
+        settle_statistics()
         conversations = [
             prepare(item, spread(item.sample.questions, args.questions_per_conversation))
             for item in ingested

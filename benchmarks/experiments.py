@@ -2,8 +2,8 @@
 leave-one-group-out choice among variants.
 
 An override names a module-level constant by its dotted path and gives it a value:
-``memories.retrieval.VECTOR_WEIGHT=0.8``, or one entry of a dict constant:
-``memories.retrieval.WEIGHTS[recency]=0.2``. The path is resolved as written (the longest
+``search.ranking.PERSON_BOOST=0.5``, or one entry of a dict constant:
+``search.ranking.WEIGHTS[recency]=0.2``. The path is resolved as written (the longest
 importable module, then attributes), so it follows a constant wherever it moves. While
 applied, the new value is set in the defining module and in every loaded module that
 imported the very same object under the same name (``from x import NAME`` made a copy of
@@ -81,7 +81,7 @@ def resolve(path: str) -> Target:
         key = parse_value(raw_key)
     parts = path.split(".")
     if len(parts) < 2:
-        raise OverrideError(f"{path}: give module.NAME, e.g. memories.retrieval.RRF_K")
+        raise OverrideError(f"{path}: give module.NAME, e.g. recall.episodes.EPISODE_DEPTH")
     for split in range(len(parts) - 1, 0, -1):
         try:
             owner: Any = importlib.import_module(".".join(parts[:split]))
@@ -136,7 +136,7 @@ def parse_grid(text: str) -> list[Override]:
 def _split(text: str) -> tuple[str, str]:
     path, equals, value = text.partition("=")
     if not equals or not path.strip() or not value.strip():
-        raise OverrideError(f"{text!r}: write PATH=VALUE, e.g. memories.retrieval.RRF_K=30")
+        raise OverrideError(f"{text!r}: write PATH=VALUE, e.g. recall.episodes.EPISODE_DEPTH=20")
     return path.strip(), value
 
 

@@ -187,7 +187,7 @@ LOGGING = {
 MEMORY_ENABLED_BY_DEFAULT = envbool("MEMORY_ENABLED_BY_DEFAULT", False)
 MEMORY_REVIEW_BY_DEFAULT = envbool("MEMORY_REVIEW_BY_DEFAULT", False)
 # auto: the local model2vec model when it loads, else the local hash embeddings. Also local,
-# model2vec, onnx (memories/onnx_embeddings.py), openai, sentence-transformers.
+# model2vec, onnx (search/onnx_embeddings.py), openai, sentence-transformers.
 MEMORY_EMBEDDING_PROVIDER = envstr("MEMORY_EMBEDDING_PROVIDER", "auto")
 MEMORY_EMBEDDING_DIMENSIONS = envint("MEMORY_EMBEDDING_DIMENSIONS", 384)
 API_MAX_BODY_BYTES = envint("API_MAX_BODY_BYTES", 1_000_000)

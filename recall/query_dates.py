@@ -11,12 +11,12 @@ in what is asked. Each date spans what its precision says: a day, a week (Monday
 Sunday), a month or a year. A word before it opens the range: "since 2022", "from May"
 (from its start on), "after 2021" (from its end on), "before March" (up to its start),
 "by June", "until 2024" (up to its end); in Chinese the word after it: 2022年以来 (since),
-去年之后 / 以后 (after), 去年之前 / 以前 (before). Whether it asks when is recall's own rule
-(``retrieval.query_intent``), not a second one.
+去年之后 / 以后 (after), 去年之前 / 以前 (before). Whether it asks when is the ranking's own rule
+(``search.ranking.query_intent``), not a second one.
 
-Here, not beside retrieval: the date engine belongs to extraction (``conversations``), which
-the search code sits below; the preview (``recall.injection``) makes the query's intent and
-can hand the ranges down.
+Here, not in search/ beside the ranking: the date engine belongs to extraction
+(``conversations``), above search in the layers; the preview (``recall``) makes the query's
+intent and can hand the ranges down.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from conversations.extraction.dates import DAY, MONTH, WEEK, Expression, add_months, find
-from memories.retrieval import query_intent
+from search.ranking import query_intent
 
 # The words that open a range: English says them before the expression (the engine's
 # "month" and "year" kinds keep them), Chinese after it. The range starts (FROM) or ends

@@ -17,7 +17,7 @@ installed (``pip install memoryapp[sentence-transformers]``).
 ``model2vec`` runs a static multilingual sentence-embedding model on the CPU,
 without PyTorch (see Model2VecEmbedding). ``onnx`` runs a transformer sentence-embedding
 model (all-MiniLM-L6-v2 by default) through onnxruntime, also without PyTorch
-(``memories.onnx_embeddings``, an optional extra).
+(``search.onnx_embeddings``, an optional extra).
 
 Every provider raises EmbeddingError when it cannot give one vector of the
 configured dimension per text; callers degrade to keyword search and keep
@@ -411,7 +411,7 @@ def _make_provider() -> EmbeddingProvider:
     if name == "local":
         return LocalHashEmbedding(dimensions)
     if name == "onnx":
-        from memories import onnx_embeddings
+        from search import onnx_embeddings
 
         try:
             return onnx_embeddings.load_onnx()
@@ -489,7 +489,7 @@ def download_if_missing() -> bool:
 
 def provider_in_use(provider: EmbeddingProvider) -> str:
     """Which implementation answers: "model2vec", "local", "openai"… ("none" if unavailable)."""
-    from memories.onnx_embeddings import OnnxEmbedding
+    from search.onnx_embeddings import OnnxEmbedding
 
     if isinstance(provider, UnavailableEmbedding):
         return "none"

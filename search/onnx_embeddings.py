@@ -28,7 +28,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.embeddings import EmbeddingError, ModelUnavailable
+from search.embeddings import EmbeddingError, ModelUnavailable
 
 # all-MiniLM-L6-v2 was trained on texts of at most this many tokens; longer ones are cut.
 MAX_TOKENS = 256

@@ -18,8 +18,12 @@ import numpy as np
 import pytest
 from django.test import override_settings
 
-from memories import onnx_embeddings, services
-from memories.embeddings import (
+from memories import services
+from memories.jobs import embed_memories, ensure_embeddings
+from memories.models import Memory
+from recall.injection import PreviewRequest, injection_preview
+from search import onnx_embeddings
+from search.embeddings import (
     EmbeddingError,
     ModelUnavailable,
     UnavailableEmbedding,
@@ -27,10 +31,7 @@ from memories.embeddings import (
     embedding_status,
     get_provider,
 )
-from memories.jobs import embed_memories, ensure_embeddings
-from memories.models import Memory
-from memories.onnx_embeddings import OnnxEmbedding, load_onnx, load_tokenizer, model_files
-from recall.injection import PreviewRequest, injection_preview
+from search.onnx_embeddings import OnnxEmbedding, load_onnx, load_tokenizer, model_files
 from tests.recall_helpers import remember
 
 onnx = pytest.importorskip("onnx")
