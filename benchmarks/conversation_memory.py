@@ -658,31 +658,37 @@ def evaluate(
     return evaluation
 
 
-def oracle(prepared: Prepared, index: int) -> Prepared:
-    """The conversation asked of a second user whose memories are its raw turns, one each."""
-    from django.contrib.auth import get_user_model
+ORACLE_EMAIL = "oracle{}@example.com"
 
+
+def oracle(prepared: Prepared, index: int) -> Prepared:
+    """The conversation asked of a second user whose memories are its raw turns, one each
+    (``remove_oracles`` deletes them: they would change the table's statistics, which
+    search reads, and so the other users' figures)."""
     from accounts.models import MemorySettings
     from memories import services
     from tests.conftest import make_user
 
-    email = f"oracle{index}@example.com"
-    user = get_user_model().objects.filter(email=email).first()
-    if user is None:  # Made once; a kept database keeps it.
-        user = make_user(email)
-        MemorySettings.objects.filter(user=user).update(review_extracted=False)
-        ingested = prepared.ingested
-        memories = [
-            services.new_memory(
-                owner=user,
-                content=f"{turn.speaker}: {turn.text}",
-                evidence=[{"messages": [ingested.message_ids[turn.dia_id]]}],
-            )
-            for turn in ingested.sample.turns
-            if turn.dia_id in ingested.message_ids
-        ]
-        services.memories_create(memories=memories, actor=None)
+    user = make_user(ORACLE_EMAIL.format(index))
+    MemorySettings.objects.filter(user=user).update(review_extracted=False)
+    ingested = prepared.ingested
+    memories = [
+        services.new_memory(
+            owner=user,
+            content=f"{turn.speaker}: {turn.text}",
+            evidence=[{"messages": [ingested.message_ids[turn.dia_id]]}],
+        )
+        for turn in ingested.sample.turns
+        if turn.dia_id in ingested.message_ids
+    ]
+    services.memories_create(memories=memories, actor=None)
     return replace(prepared, api=Api(user), sources=memory_sources(user))
+
+
+def remove_oracles() -> None:
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.filter(email__regex=r"^oracle\d+@example\.com$").delete()
 
 
 # Reports -------------------------------------------------------------------------------------
@@ -1072,6 +1078,7 @@ def run(
                 f"ingestion + extraction: {totals.messages} messages in {totals.seconds:.1f} s, "
                 f"{totals.messages / max(totals.seconds, 1e-9):,.1f} messages/s"
             )
+        remove_oracles()  # Left by an older kept database.
         settle_statistics()
         conversations = [
             prepare(item, spread(item.sample.questions, args.questions_per_conversation))
@@ -1089,10 +1096,6 @@ def run(
             for mode, sources in SOURCE_MODES.items():
                 figures = evaluate(conversations, {"sources": sources}).figures
                 print("\n" + "\n".join(short_report(f"preview, {mode}", figures)))
-        if args.raw_turns_as_memories:
-            oracles = [oracle(p, index) for index, p in enumerate(conversations, start=1)]
-            figures = evaluate(oracles, {"sources": ["memories"]}).figures
-            print("\n" + "\n".join(short_report("oracle: raw turns as memories", figures)))
         if args.compare:
             compared = evaluated(conversations, [*args.set, *args.compare], "B")
             label = ", ".join(o.label for o in args.compare)
@@ -1111,6 +1114,12 @@ def run(
                 f"grid: {len(variants)} variants evaluated in {seconds:.1f} s "
                 f"({seconds / len(variants):.1f} s each)"
             )
+        if args.raw_turns_as_memories:  # Last: the oracles' memories change the statistics.
+            oracles = [oracle(p, index) for index, p in enumerate(conversations, start=1)]
+            settle_statistics()
+            figures = evaluate(oracles, {"sources": ["memories"]}).figures
+            print("\n" + "\n".join(short_report("oracle: raw turns as memories", figures)))
+            remove_oracles()
         print_samples(base, args.samples)
     print(f"\ntotal time {time.perf_counter() - started:.1f} s")
     return {
