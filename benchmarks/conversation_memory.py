@@ -58,7 +58,10 @@ skips ingestion (and fails if there is no such database); ``--drop-database`` dr
 database records when and at which commit it was ingested, which is printed on reuse: after
 a change to extraction or ingestion, ingest again with ``--keep-database``. A kept database
 lives in the worktree's embedded PostgreSQL beside the test databases. Without these options
-the database is a throw-away one, dropped at the end.
+the database is a throw-away one, dropped at the end. Search reads the planner's statistics
+(row counts, common words), so the tables are analysed before anything is measured, and the
+oracle's users are removed after theirs: a kept database then measures what the run that
+ingested it measured.
 
 **Embeddings**: ``--embeddings`` (default: MEMORY_EMBEDDING_PROVIDER, else ``local``, the
 tests' hash embeddings). ``auto`` uses the model2vec model of MEMORY_EMBEDDING_CACHE_DIR
