@@ -193,7 +193,8 @@ LOGGING = {
 # Memory behaviour.
 MEMORY_ENABLED_BY_DEFAULT = envbool("MEMORY_ENABLED_BY_DEFAULT", False)
 MEMORY_REVIEW_BY_DEFAULT = envbool("MEMORY_REVIEW_BY_DEFAULT", False)
-# auto: the local model2vec model when it loads, else the local hash embeddings.
+# auto: the local model2vec model when it loads, else the local hash embeddings. Also local,
+# model2vec, onnx (search/onnx_embeddings.py), openai, sentence-transformers.
 MEMORY_EMBEDDING_PROVIDER = envstr("MEMORY_EMBEDDING_PROVIDER", "auto")
 MEMORY_EMBEDDING_DIMENSIONS = envint("MEMORY_EMBEDDING_DIMENSIONS", 384)
 API_MAX_BODY_BYTES = envint("API_MAX_BODY_BYTES", 1_000_000)
@@ -237,8 +238,8 @@ MEMORY_EMBEDDING_MODEL = envstr("MEMORY_EMBEDDING_MODEL", "")
 MEMORY_EMBEDDING_TIMEOUT = envfloat("MEMORY_EMBEDDING_TIMEOUT", 10.0)
 MEMORY_EMBEDDING_BATCH_SIZE = envint("MEMORY_EMBEDDING_BATCH_SIZE", 64)
 MEMORY_EMBEDDING_MAX_RETRIES = envint("MEMORY_EMBEDDING_MAX_RETRIES", 3)
-# model2vec (and auto): a local model directory (never downloaded), or where the model
-# named by MEMORY_EMBEDDING_MODEL is downloaded once.
+# model2vec (and auto), onnx: a local model directory (never downloaded); model2vec's cache
+# directory is where the model named by MEMORY_EMBEDDING_MODEL is downloaded once.
 MEMORY_EMBEDDING_MODEL_PATH = envstr("MEMORY_EMBEDDING_MODEL_PATH", "")
 MEMORY_EMBEDDING_CACHE_DIR = envstr("MEMORY_EMBEDDING_CACHE_DIR", str(BASE_DIR / "var" / "models"))
 # After migrate, a change of embedding model re-embeds this many memories or fewer at once.

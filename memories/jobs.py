@@ -74,8 +74,8 @@ def ensure_embeddings(verbosity: int = 1, **kwargs: Any) -> None:
     there are MEMORY_EMBEDDING_AUTO_REBUILD_MAX memories or fewer; more are left to
     ``embed_memories --rebuild``, which is logged (and /healthz reports the conflict).
 
-    Only for the providers that run here (auto, model2vec, local): an API is not called
-    from migrate. Failures are logged, never raised: migrate goes on.
+    Only for the providers that run here (auto, model2vec, onnx, local): an API is not
+    called from migrate. Failures are logged, never raised: migrate goes on.
     """
     from django.core.management import call_command
 
@@ -87,7 +87,7 @@ def ensure_embeddings(verbosity: int = 1, **kwargs: Any) -> None:
         get_provider,
     )
 
-    if settings.MEMORY_EMBEDDING_PROVIDER not in ("auto", "model2vec", "local"):
+    if settings.MEMORY_EMBEDDING_PROVIDER not in ("auto", "model2vec", "onnx", "local"):
         return
     download_if_missing()
     provider = get_provider()

@@ -15,7 +15,9 @@ backoff, each batch within a deadline (``core.openai_sdk``).
 ``sentence-transformers`` runs a local model when that optional extra is
 installed (``pip install memoryapp[sentence-transformers]``).
 ``model2vec`` runs a static multilingual sentence-embedding model on the CPU,
-without PyTorch (see Model2VecEmbedding).
+without PyTorch (see Model2VecEmbedding). ``onnx`` runs a transformer sentence-embedding
+model (all-MiniLM-L6-v2 by default) through onnxruntime, also without PyTorch
+(``search.onnx_embeddings``, an optional extra).
 
 Every provider raises EmbeddingError when it cannot give one vector of the
 configured dimension per text; callers degrade to keyword search and keep
@@ -362,20 +364,31 @@ class FallbackEmbedding(LocalHashEmbedding):
 
 
 class UnavailableEmbedding:
-    """``model2vec`` chosen explicitly and not loadable: every call fails (keyword recall)."""
+    """A local model (``model2vec``, ``onnx``) chosen explicitly and not loadable: every
+    call fails (keyword recall). ``command`` is what makes it available."""
 
-    def __init__(self, dimensions: int, name: str, unavailable: ModelUnavailable):
+    def __init__(
+        self,
+        dimensions: int,
+        name: str,
+        unavailable: ModelUnavailable,
+        *,
+        provider: str = "model2vec",
+        command: str = DOWNLOAD_COMMAND,
+    ):
         self.dimensions = dimensions
-        self.model_name = f"model2vec:{name}"[:200]
+        self.provider = provider
+        self.model_name = f"{provider}:{name}"[:200]
         self.reason = str(unavailable)
         self.missing = unavailable.missing
+        self.command = command
         self.checked_at = time.monotonic()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        raise EmbeddingError(f"the model2vec model is unavailable: {self.reason}")
+        raise EmbeddingError(f"the {self.provider} model is unavailable: {self.reason}")
 
 
-PROVIDERS = ("auto", "local", "model2vec", "openai", "sentence-transformers")
+PROVIDERS = ("auto", "local", "model2vec", "onnx", "openai", "sentence-transformers")
 # A missing model is looked for again this often (a download by migrate may have landed).
 _RECHECK_SECONDS = 60.0
 _provider: EmbeddingProvider | None = None
@@ -397,6 +410,20 @@ def _make_provider() -> EmbeddingProvider:
             return UnavailableEmbedding(dimensions, model2vec_source()[1], exc)
     if name == "local":
         return LocalHashEmbedding(dimensions)
+    if name == "onnx":
+        from search import onnx_embeddings
+
+        try:
+            return onnx_embeddings.load_onnx()
+        except ModelUnavailable as exc:
+            logger.error("The ONNX embedding model is unavailable: %s", exc)
+            return UnavailableEmbedding(
+                dimensions,
+                settings.MEMORY_EMBEDDING_MODEL or "model",
+                exc,
+                provider="onnx",
+                command=onnx_embeddings.INSTALL_COMMAND,
+            )
     if name == "openai":
         return OpenAIEmbedding(
             base_url=settings.MEMORY_EMBEDDING_BASE_URL,
@@ -462,9 +489,12 @@ def download_if_missing() -> bool:
 
 def provider_in_use(provider: EmbeddingProvider) -> str:
     """Which implementation answers: "model2vec", "local", "openai"… ("none" if unavailable)."""
+    from search.onnx_embeddings import OnnxEmbedding
+
     if isinstance(provider, UnavailableEmbedding):
         return "none"
     return {
+        OnnxEmbedding: "onnx",
         Model2VecEmbedding: "model2vec",
         OpenAIEmbedding: "openai",
         SentenceTransformerEmbedding: "sentence-transformers",
@@ -564,7 +594,7 @@ def embedding_status() -> dict[str, Any]:
     }
     if isinstance(provider, UnavailableEmbedding):
         status.update(
-            ok=False, code="EMBEDDING_UNAVAILABLE", error=provider.reason, command=DOWNLOAD_COMMAND
+            ok=False, code="EMBEDDING_UNAVAILABLE", error=provider.reason, command=provider.command
         )
     elif stored is not None and stored != provider.dimensions:
         status.update(

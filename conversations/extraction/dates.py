@@ -347,18 +347,27 @@ def _rewrite(name: str, match: re.Match[str], found: date, granularity: str) -> 
     return english(found, granularity)
 
 
-def resolve(text: str, reference: date | datetime | None) -> Dated:
-    """``text`` with its relative dates made absolute against ``reference``.
+@dataclass(frozen=True)
+class Expression:
+    """A time expression of a text: where it is, which kind (``_EXPRESSIONS``' names), and
+    the date it names with how precise that is."""
 
-    Without a reference nothing is rewritten, but a date the text states in
-    full ("on 6 March 2024", "2024年3月6日") is still reported.
-    """
+    start: int
+    end: int
+    kind: str
+    match: re.Match[str]
+    date: date
+    granularity: str
+
+
+def find(text: str, reference: date | None) -> list[Expression]:
+    """The time expressions of ``text`` resolved against ``reference``, first to last; none
+    inside a phrase saying how often ("every Monday", 每周三次). Without a reference, only
+    the dates a text states with their year."""
     if not _ANY.search(text):
-        return Dated(text)
-    if isinstance(reference, datetime):
-        reference = reference.date()
+        return []
     when = tense(text)
-    spans: list[tuple[int, int, str, date, str]] = []
+    found: list[Expression] = []
     taken = [match.span() for match in _RECURRING.finditer(text)]
     for name, pattern in _EXPRESSIONS:
         for match in pattern.finditer(text):
@@ -373,13 +382,31 @@ def resolve(text: str, reference: date | datetime | None) -> Dated:
                 resolved = _resolve_one(name, match, reference, when)
             if resolved is None:
                 continue
-            found, granularity = resolved
-            replacement = _rewrite(name, match, found, granularity) if reference else match[0]
             taken.append((start, end))
-            spans.append((start, end, replacement, found, granularity))
+            found.append(Expression(start, end, name, match, *resolved))
+    return sorted(found, key=lambda expression: expression.start)
+
+
+def resolve(text: str, reference: date | datetime | None) -> Dated:
+    """``text`` with its relative dates made absolute against ``reference``.
+
+    Without a reference nothing is rewritten, but a date the text states in
+    full ("on 6 March 2024", "2024年3月6日") is still reported.
+    """
+    if isinstance(reference, datetime):
+        reference = reference.date()
+    spans = [
+        (
+            e.start,
+            e.end,
+            _rewrite(e.kind, e.match, e.date, e.granularity) if reference else e.match[0],
+            e.date,
+            e.granularity,
+        )
+        for e in find(text, reference)
+    ]
     if not spans:
         return Dated(text)
-    spans.sort()
     first = spans[0]
     pieces, last = [], 0
     for start, end, replacement, _, _ in spans:
