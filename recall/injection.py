@@ -29,13 +29,12 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
 from accounts.models import TokenLimit
-from conversations.extraction.dates import DAY, MONTH, WEEK, YEAR, add_months, resolve
 from conversations.models import Conversation
 from memories.permissions import memories_for_token
 from memories.search import chat_pool
@@ -45,6 +44,7 @@ from recall.bookkeeping import record_access
 from recall.context import PreviewContext, preview_context
 from recall.episodes import Episode, EpisodeSearch, episode_pool, start_episode_search
 from recall.memories import RecalledMemory, scored_memories, search_memories
+from recall.query_dates import query_dates
 from recall.selection import Selection, memory_entry, select
 from search.buckets import pool_buckets
 from search.embeddings import fallback_degraded
@@ -129,7 +129,7 @@ def _build(
         # A token limited to one project recalls that project's memories.
         request.project = api_token.limit_project
     now = request.as_of or timezone.now()
-    intent = query_intent(request.query, context.past.names, days_spoken_of(request.message, now))
+    intent = query_intent(request.query, context.past.names, query_dates(request.message, now))
     found = find_candidates(user, request, context, intent, api_token, now, timings)
     ranking_started = time.perf_counter()
     memories = [
@@ -182,24 +182,6 @@ def _refusal(context: PreviewContext, request: PreviewRequest) -> tuple[bool, st
             "temporary_conversation",
             "This is a temporary (private) conversation: no memory is injected.",
         )
-    return None
-
-
-def days_spoken_of(message: str, now: datetime) -> tuple[date, date] | None:
-    """The days the message speaks of ("in May 2024", "last week", "去年"), the first and
-    the day after the last, as the extractor reads time expressions against ``now``."""
-    found = resolve(message, now)
-    if found.date is None:
-        return None
-    first = found.date
-    if found.granularity == DAY:
-        return first, first + timedelta(days=1)
-    if found.granularity == WEEK:
-        return first, first + timedelta(weeks=1)
-    if found.granularity == MONTH:
-        return first, add_months(first, 1)
-    if found.granularity == YEAR:
-        return first, date(first.year + 1, 1, 1)
     return None
 
 

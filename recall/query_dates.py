@@ -1,18 +1,16 @@
-"""The time a question is about: its time expressions as date ranges, and whether it asks
-when.
+"""The time a question is about: its time expressions as date ranges.
 
 "What did Caroline do last May?", asked on 3 July 2023, is about 1 May to 31 May 2023;
-"去年我们去了哪里？" about the year before; "When did Melanie paint a sunrise?" asks when
-(its answer is a date) and names no range.
+"去年我们去了哪里？" about the year before; "When did Melanie paint a sunrise?" names no range
+(whether a question asks when is the ranking's own rule, ``search.ranking.query_intent``).
 
 The expressions are found and resolved by extraction's date engine
 (``conversations.extraction.dates.find``), so words mean the same dates in what was said and
-in what is asked. Each date spans what its precision says: a day, a week (Monday to
-Sunday), a month or a year. A word before it opens the range: "since 2022", "from May"
-(from its start on), "after 2021" (from its end on), "before March" (up to its start),
-"by June", "until 2024" (up to its end); in Chinese the word after it: 2022年以来 (since),
-去年之后 / 以后 (after), 去年之前 / 以前 (before). Whether it asks when is the ranking's own rule
-(``search.ranking.query_intent``), not a second one.
+in what is asked. Each date spans what its precision says: a day, a week (Monday to Sunday),
+a month or a year. A word before it opens the range: "since 2022", "from May" (from its start
+on), "after 2021" (from its end on), "before March" (up to its start), "by June", "until
+2024" (up to its end); in Chinese the word after it: 2022年以来 (since), 去年之后 / 以后
+(after), 去年之前 / 以前 (before).
 
 Here, not in search/ beside the ranking: the date engine belongs to extraction
 (``conversations``), above search in the layers; the preview (``recall``) makes the query's
@@ -25,7 +23,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from conversations.extraction.dates import DAY, MONTH, WEEK, Expression, add_months, find
-from search.ranking import query_intent
 
 # The words that open a range: English says them before the expression (the engine's
 # "month" and "year" kinds keep them), Chinese after it. The range starts (FROM) or ends
@@ -53,12 +50,6 @@ class DateRange:
         if isinstance(day, datetime):
             day = day.date()
         return (self.start is None or day >= self.start) and (self.end is None or day < self.end)
-
-
-@dataclass(frozen=True)
-class QueryDates:
-    ranges: tuple[DateRange, ...] = ()
-    asks_when: bool = False
 
 
 def period_end(start: date, granularity: str) -> date:
@@ -98,10 +89,8 @@ def date_range(question: str, expression: Expression) -> DateRange:
     return DateRange(start, end, words)
 
 
-def query_dates(question: str, reference: date | datetime) -> QueryDates:
-    """The date ranges ``question`` names, relative to ``reference`` (when it is asked), and
-    whether it asks when."""
+def query_dates(question: str, reference: date | datetime) -> tuple[DateRange, ...]:
+    """The date ranges ``question`` names, relative to ``reference`` (when it is asked)."""
     if isinstance(reference, datetime):
         reference = reference.date()
-    ranges = dict.fromkeys(date_range(question, e) for e in find(question, reference))
-    return QueryDates(tuple(ranges), query_intent(question).asks_when)
+    return tuple(dict.fromkeys(date_range(question, e) for e in find(question, reference)))

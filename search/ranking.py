@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Generic, Protocol, TypeVar
@@ -90,21 +90,21 @@ DATE_IN_TEXT = re.compile(
 @dataclass(frozen=True)
 class QueryIntent:
     """What a query says beyond its words: the people of past conversations it names
-    (lower-cased), whether it asks when, and the days it speaks of (``during``: the first,
-    and the day after the last). ``words``: what the keyword search looks for, the query
+    (lower-cased), whether it asks when, and the times it speaks of (``during``: ranges of
+    days, each telling whether a day is in it). ``words``: what the keyword search looks for, the query
     without those names. Matches that name a date for a "when" question, and those of the
     days it speaks of, keep more of their relevance (DATE_BOOST)."""
 
     names: frozenset[str] = frozenset()
     asks_when: bool = False
-    during: tuple[date, date] | None = None
+    during: tuple[Container[date], ...] = ()
     words: str = ""
 
     def dated(self, text: str, *, names_date: bool = False, day: date | None = None) -> float:
         """1 when a memory or turn is of the days the query speaks of (``day``: what it tells
         of, or when it was said), or names a date (``names_date``, or its text does) for a
         question asking when; else 0."""
-        if self.during is not None and day is not None and self.during[0] <= day < self.during[1]:
+        if day is not None and any(day in days for days in self.during):
             return 1.0
         if self.asks_when and (names_date or DATE_IN_TEXT.search(text) is not None):
             return 1.0
@@ -112,7 +112,7 @@ class QueryIntent:
 
     def factor(self, dated: float) -> float:
         """The share of its relevance a match keeps: 1 when it is what the query asks."""
-        asks_date = self.asks_when or self.during is not None
+        asks_date = self.asks_when or bool(self.during)
         return (1.0 + DATE_BOOST * dated) / (1.0 + DATE_BOOST * asks_date)
 
 
@@ -126,7 +126,7 @@ NO_INTENT = QueryIntent()
 
 
 def query_intent(
-    text: str, known_names: Iterable[str] = (), during: tuple[date, date] | None = None
+    text: str, known_names: Iterable[str] = (), during: Sequence[Container[date]] = ()
 ) -> QueryIntent:
     """The intent of ``text``: the ``known_names`` (the people of past conversations) it
     names, and ``during``, the days it speaks of (found by the caller). Its words are the
@@ -140,7 +140,7 @@ def query_intent(
         words = re.sub(pattern, " ", words, flags=re.IGNORECASE)
     if not search_terms(words):
         words = text
-    return QueryIntent(frozenset(names), bool(_WHEN_QUESTION.search(text)), during, words)
+    return QueryIntent(frozenset(names), bool(_WHEN_QUESTION.search(text)), tuple(during), words)
 
 
 def score_parts(memory: Rankable, relevance: float, now: datetime) -> dict[str, float]:

@@ -6,7 +6,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from recall.query_dates import DateRange, QueryDates, query_dates
+from recall.query_dates import DateRange, query_dates
+from search.ranking import query_intent
 
 # A Sunday: "this week" and weekdays around it are easy to check by hand.
 SUNDAY = date(2024, 3, 3)
@@ -54,9 +55,8 @@ D = date
     ],
 )
 def test_time_expressions_become_date_ranges(question, reference, expected):
-    found = query_dates(question, reference)
-    assert [(r.start, r.end) for r in found.ranges] == expected
-    assert found.asks_when is False
+    assert [(r.start, r.end) for r in query_dates(question, reference)] == expected
+    assert query_intent(question).asks_when is False
 
 
 @pytest.mark.parametrize(
@@ -69,19 +69,22 @@ def test_time_expressions_become_date_ranges(question, reference, expected):
     ],
 )
 def test_a_when_question_asks_when_without_a_range(question):
-    assert query_dates(question, SUNDAY) == QueryDates(ranges=(), asks_when=True)
+    assert query_dates(question, SUNDAY) == ()
+    assert query_intent(question).asks_when
 
 
 def test_a_when_question_may_also_name_a_range():
-    found = query_dates("When in 2023 did Caroline move?", SUNDAY)
-    assert found.asks_when and [(r.start, r.end) for r in found.ranges] == [
+    question = "When in 2023 did Caroline move?"
+    assert query_intent(question).asks_when
+    assert [(r.start, r.end) for r in query_dates(question, SUNDAY)] == [
         (D(2023, 1, 1), D(2024, 1, 1))
     ]
 
 
 def test_the_reference_may_be_a_moment_and_a_range_holds_its_days():
-    found = query_dates("What did we do last month?", datetime(2024, 3, 3, 23, 30, tzinfo=UTC))
-    (last_month,) = found.ranges
+    (last_month,) = query_dates(
+        "What did we do last month?", datetime(2024, 3, 3, 23, 30, tzinfo=UTC)
+    )
     assert last_month.words == "last month"
     assert D(2024, 2, 1) in last_month and D(2024, 2, 29) in last_month
     assert D(2024, 3, 1) not in last_month and D(2024, 1, 31) not in last_month
