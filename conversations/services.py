@@ -53,13 +53,18 @@ class AddedMessages:
 
 
 def add_messages(
-    owner: AbstractBaseUser | AnonymousUser, conversation_id: int, messages: Sequence[NewMessage]
+    owner: AbstractBaseUser | AnonymousUser,
+    conversation_id: int,
+    messages: Sequence[NewMessage],
+    *,
+    request_extraction: bool = True,
 ) -> AddedMessages:
     """Add ``messages`` to ``owner``'s conversation, idempotent by external id (the first
     of a repeated one counts), numbered after its last; stored redacted. Memory paused
     (privacy): kept and never extracted; otherwise the new user turns may ask for an
-    extraction run (``maybe_request_turns_extraction``). Raises Conversation.DoesNotExist
-    when ``owner`` has no such conversation."""
+    extraction run (``maybe_request_turns_extraction``), unless ``request_extraction`` is
+    False (an import runs extraction itself, in time order). Raises
+    Conversation.DoesNotExist when ``owner`` has no such conversation."""
     with transaction.atomic():
         # The row lock keeps positions gapless when two batches arrive at once.
         conversation = (
@@ -100,7 +105,7 @@ def add_messages(
         if new_messages and MemorySettings.for_user(owner).privacy_paused:
             # Memory paused (privacy): what is said meanwhile is kept, never extracted.
             Conversation.objects.filter(pk=conversation.pk).update(extracted_through=last)
-        elif new_messages:
+        elif new_messages and request_extraction:
             run = maybe_request_turns_extraction(conversation)
     positions = {**existing, **{message.external_id: message.position for message in new_messages}}
     return AddedMessages(
