@@ -5,12 +5,12 @@
    (``analysis``). A file that cannot be imported ends ``invalid``; nothing was written.
 2. ``start_import`` records the person's choices (keep the conversations? build memories
    from them?) and the worker imports (``importing``), phase after phase:
-   ``store`` (each conversation, its messages through ``conversations.services.add_messages``
-   as any chat app's, and the saved memories through ``memories.services.memory_remember``
-   as any memory added by hand), ``extract`` (the extraction runs over the backlog, one
-   conversation after the other from the oldest, so dates and superseding follow what
-   happened when) or ``embed`` (past turns made searchable by meaning when no extraction
-   reads them), then ``done``.
+   ``store`` (the conversations and their messages through
+   ``conversations.services.add_conversations``, stored as any chat app's; the saved
+   memories through ``memories.services.memory_remember``, as any memory added by hand),
+   ``extract`` (the extraction runs over the backlog, one conversation after the other
+   from the oldest, so dates and superseding follow what happened when) or ``embed``
+   (past turns made searchable by meaning when no extraction reads them), then ``done``.
 3. ``undo_import`` (``undoing``, then ``undone``) reverses every memory change made from
    the import's conversations and saved memories, and deletes its conversations.
 
@@ -44,7 +44,7 @@ from django.utils import timezone
 from accounts.models import MemorySettings
 from conversations.extraction.runs import execute_run, run_batch
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, Message
-from conversations.services import NewMessage, add_messages
+from conversations.services import NewConversation, NewMessage, add_conversations
 from imports import errors
 from imports.analysis import analyse_conversations, analyse_memories, imported_id
 from imports.errors import ImportNotAllowed, ImportRefused
@@ -462,44 +462,30 @@ def _store_conversations(job: Import, items: list[dict[str, Any]]) -> dict[str, 
             "external_id", flat=True
         )
     )
-    created: list[Conversation] = []
-    messages = 0
-    now = timezone.now()
-    for external_id, export in batch.items():
-        if external_id in existing:
-            continue
-        sent = [m.sent_at for m in export.messages if m.sent_at]
-        conversation = Conversation.objects.create(
-            owner=job.owner,
+    new = [
+        NewConversation(
             external_id=external_id,
             title=redact(export.title)[0],
             client=job.source,
-            created_at=export.created_at or (sent[0] if sent else now),
-            ended_at=max(sent, default=None) or export.updated_at or now,
-        )
-        added = add_messages(
-            job.owner,
-            conversation.pk,
-            [
+            started_at=export.created_at,
+            ended_at=max((m.sent_at for m in export.messages if m.sent_at), default=None)
+            or export.updated_at,
+            messages=[
                 NewMessage(
                     external_id=m.external_id, role=m.role, content=m.content, sent_at=m.sent_at
                 )
                 for m in export.messages
             ],
-            request_extraction=False,
         )
-        if not job.build_memories:
-            # Kept, never to be extracted (as what is said while memory is paused).
-            Conversation.objects.filter(pk=conversation.pk).update(
-                extracted_through=max(added.positions.values(), default=0)
-            )
-        created.append(conversation)
-        messages += added.stored
+        for external_id, export in batch.items()
+        if external_id not in existing
+    ]
+    created = add_conversations(job.owner, new, extract=job.build_memories)
     job.conversations.add(*created)
     return {
         "conversations_stored": len(created),
         "conversations_skipped": len(batch) - len(created),
-        "messages_stored": messages,
+        "messages_stored": sum(len({m.external_id for m in c.messages}) for c in new),
     }
 
 
@@ -541,13 +527,12 @@ def _extract(job: Import, deadline: float) -> bool:
     order = list(job.conversations.order_by("created_at", "pk").values_list("pk", flat=True))
     for index in range(job.extract_cursor, len(order)):
         read = _extract_conversation(order[index], keep_messages=job.keep_conversations)
-        with transaction.atomic():
-            _progress(
-                job,
-                {"extract_cursor": index},
-                extract_cursor=index + 1,
-                messages_extracted=F("messages_extracted") + read,
-            )
+        _progress(
+            job,
+            {"extract_cursor": index},
+            extract_cursor=index + 1,
+            messages_extracted=F("messages_extracted") + read,
+        )
         if time.monotonic() > deadline and index + 1 < len(order):
             return False
     return True
@@ -558,8 +543,10 @@ def _extract_conversation(conversation_id: int, *, keep_messages: bool) -> int:
     follow-ups, as the worker would); how many of its messages are read. Its messages are
     then deleted unless they are to be kept (once all were read: a failed run is retried
     by the app, and needs them)."""
-    conversation = Conversation.objects.get(pk=conversation_id)
-    last = conversation.messages.aggregate(last=Max("position"))["last"] or 0
+    conversation = Conversation.objects.annotate(last=Max("messages__position")).get(
+        pk=conversation_id
+    )
+    last = conversation.last or 0
     if conversation.extracted_through < last:
         run = ExtractionRun.objects.create(
             conversation=conversation,

@@ -313,7 +313,7 @@ def test_an_import_resumes_after_its_worker_died_and_never_doubles(
     gives the import to another worker, which goes on where it stopped."""
     monkeypatch.setattr(services, "STORE_BATCH_CONVERSATIONS", 1)
     calls = {"stored": 0}
-    real = services.add_messages
+    real = services.add_conversations
 
     def dies_on_the_second(*args: Any, **kwargs: Any) -> Any:
         calls["stored"] += 1
@@ -321,7 +321,7 @@ def test_an_import_resumes_after_its_worker_died_and_never_doubles(
             raise KeyboardInterrupt  # As the worker's process killed mid-batch.
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(services, "add_messages", dies_on_the_second)
+    monkeypatch.setattr(services, "add_conversations", dies_on_the_second)
     job = services.create_import(owner=alice, source="chatgpt", upload=chatgpt_zip())
     with pytest.raises(KeyboardInterrupt):
         services.start_import(job, keep_conversations=True, build_memories=True)
