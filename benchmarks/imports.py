@@ -195,6 +195,23 @@ class Watcher:
         self.peak_cluster = max(self.peak_cluster, sum(sizes))
 
 
+def _ready(worker: Any, timeout: float = 120) -> Any:
+    """The worker, once it runs jobs (its start-up is not the import's time)."""
+    from django.utils import timezone
+    from django_q.tasks import async_task
+
+    from memories.models import WorkerHeartbeat
+
+    asked = timezone.now()
+    async_task("memories.jobs.heartbeat")
+    started = time.perf_counter()
+    while not WorkerHeartbeat.objects.filter(beat_at__gte=asked).exists():
+        if worker.poll() is not None or time.perf_counter() - started > timeout:
+            raise SystemExit("the worker did not start; see var/bench_imports_worker.log")
+        time.sleep(0.2)
+    return worker
+
+
 def _kill(worker: Any) -> None:
     """Kill the whole cluster at once, as a machine losing power would."""
     import psutil
@@ -235,7 +252,7 @@ def bench(source: str, path: Path, workers: int, kill_at: float | None, log: IO[
     user = make_user(f"{source}@example.com")
     MemorySettings.objects.filter(user=user).update(memory_enabled=True)
     size = path.stat().st_size
-    worker = _start_worker(workers, log)
+    worker = _ready(_start_worker(workers, log))
     watcher = Watcher(worker)
     try:
         with path.open("rb") as upload:
@@ -274,7 +291,8 @@ def bench(source: str, path: Path, workers: int, kill_at: float | None, log: IO[
         f"{workers} worker process(es)"
         + (f", killed and restarted at {kill_at:.0%}" if kill_at is not None else "")
         + "\n"
-        f"  read (preview): {reading:.1f} s, {size / 1e6 / reading:.1f} MB/s\n"
+        f"  read (preview): {reading:.1f} s, {job.bytes_total / 1e6 / reading:.1f} MB/s of "
+        f"conversations.json ({job.bytes_total / 1e6:.1f} MB)\n"
         f"  stored: {storing:.1f} s, {stored / storing:,.0f} messages/s (target: all in < 60 s)\n"
         f"  extracted: {extracting:.1f} s, {job.messages_extracted / extracting:,.0f} messages/s"
         f" (memories: {Memory.objects.filter(owner=user).count():,} of which "

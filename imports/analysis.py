@@ -154,13 +154,14 @@ def analyse_conversations(
         progress(stream.count, stream.total)
     if not preview.conversations:
         raise ImportRefused(EMPTY_EXPORT)
-    ids = list(messages_of)
+    imported = {imported_id(source, export_id): count for export_id, count in messages_of.items()}
+    ids = list(imported)
     for start in range(0, len(ids), 1000):
         for external_id in Conversation.objects.filter(
-            owner=owner, external_id__in=[imported_id(source, i) for i in ids[start : start + 1000]]
+            owner=owner, external_id__in=ids[start : start + 1000]
         ).values_list("external_id", flat=True):
             preview.already_imported += 1
-            preview.already_imported_messages += messages_of[external_id.split(":", 1)[1]]
+            preview.already_imported_messages += imported[external_id]
     return preview.as_dict()
 
 

@@ -36,7 +36,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -102,12 +102,25 @@ class ExportConversation:
         def when(value: datetime | None) -> str | None:
             return value.isoformat() if value else None
 
-        data = asdict(self)
-        data["created_at"], data["updated_at"] = when(self.created_at), when(self.updated_at)
-        data["messages"] = [
-            {**asdict(message), "sent_at": when(message.sent_at)} for message in self.messages
-        ]
-        return data
+        # By hand: dataclasses.asdict deep-copies every field, a third of reading a file.
+        return {
+            "external_id": self.external_id,
+            "title": self.title,
+            "created_at": when(self.created_at),
+            "updated_at": when(self.updated_at),
+            "private": self.private,
+            "left_out": self.left_out,
+            "attachments": self.attachments,
+            "messages": [
+                {
+                    "external_id": message.external_id,
+                    "role": message.role,
+                    "content": message.content,
+                    "sent_at": when(message.sent_at),
+                }
+                for message in self.messages
+            ],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ExportConversation:

@@ -209,9 +209,7 @@ def discard_import(job: Import) -> None:
     job = _locked(job)
     if not can_discard(job):
         raise ImportNotAllowed(errors.NOT_DISCARDABLE)
-    directory = import_dir(job)
-    job.delete()
-    transaction.on_commit(lambda: shutil.rmtree(directory, ignore_errors=True))
+    job.delete()  # Its files go with it (imports.apps.remove_files).
 
 
 @transaction.atomic
@@ -525,17 +523,22 @@ def _next_phase(job: Import) -> None:
 def _extract(job: Import, deadline: float) -> bool:
     """Extraction over the imported conversations, the oldest first; whether done."""
     order = list(job.conversations.order_by("created_at", "pk").values_list("pk", flat=True))
-    for index in range(job.extract_cursor, len(order)):
-        read = _extract_conversation(order[index], keep_messages=job.keep_conversations)
-        _progress(
-            job,
-            {"extract_cursor": index},
-            extract_cursor=index + 1,
-            messages_extracted=F("messages_extracted") + read,
-        )
-        if time.monotonic() > deadline and index + 1 < len(order):
-            return False
-    return True
+    try:
+        for index in range(job.extract_cursor, len(order)):
+            read = _extract_conversation(order[index], keep_messages=job.keep_conversations)
+            _progress(
+                job,
+                {"extract_cursor": index},
+                extract_cursor=index + 1,
+                messages_extracted=F("messages_extracted") + read,
+            )
+            if time.monotonic() > deadline and index + 1 < len(order):
+                return False
+        return True
+    finally:
+        # What the import's runs changed is its result on /settings/data, not a "Memory
+        # updated" notice per conversation on the memory page.
+        MemorySettings.objects.filter(user_id=job.owner_id).update(notices_seen_at=timezone.now())
 
 
 def _extract_conversation(conversation_id: int, *, keep_messages: bool) -> int:

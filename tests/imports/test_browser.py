@@ -131,3 +131,36 @@ def test_saved_memories_and_a_refused_file_in_chinese(
     assert "这是一个 Claude 导出，不是你选择的类型" in refused.inner_text()
     save_screenshot(page, "import-refused-zh-390")
     assert Import.objects.filter(status="invalid").count() == 1
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_conversations_import_in_chinese(
+    page: Any, live_server: Any, alice: Any, worker_by_hand: list[int], tmp_path: Any, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.context.add_cookies(
+        [{"name": "django_language", "value": "zh-hans", "url": live_server.url}]
+    )
+    browser_login(page, live_server, alice)
+    page.goto("/settings/data")
+    export = tmp_path / "chatgpt-export.zip"
+    export.write_bytes(chatgpt_zip().read())
+    page.set_input_files("#import-file", str(export))
+    page.click("text=读取文件")
+    page.locator(".import-card.import-analysing").wait_for()
+    run_one_step(worker_by_hand)
+    card = page.locator(".import-card")
+    card.get_by_text("导入 3 个对话").wait_for()
+    text = card.inner_text()
+    assert "3 个对话" in text and "7 条消息" in text and "English (2), 中文 (1)" in text
+    assert "作为过往对话保留" in text and "从中生成记忆" in text
+    save_screenshot(page, f"import-preview-zh-{width}")
+    card.get_by_text("导入 3 个对话").click()
+    page.locator(".import-card.import-importing").wait_for()
+    run_one_step(worker_by_hand)
+    assert "已存入" in page.locator(".import-card").inner_text()
+    save_screenshot(page, f"import-progress-zh-{width}")
+    run_all(worker_by_hand)
+    page.locator(".import-card.import-done").wait_for()
+    assert "已导入 3 个对话" in page.locator(".import-card").inner_text()
+    save_screenshot(page, f"import-result-zh-{width}")

@@ -399,3 +399,21 @@ def test_the_copy_holds_only_conversations_to_import(alice: Any) -> None:
         "chinese-0004",
         "vue-0005",
     ]
+
+
+def test_an_erased_account_leaves_no_import_files(alice: Any) -> None:
+    from config.my_data import erase_account
+
+    job = services.create_import(owner=alice, source="claude", upload=upload(CLAUDE_JSON))
+    directory = services.import_dir(job)
+    assert directory.exists()
+    erase_account(alice)
+    assert not Import.objects.exists() and not directory.exists()
+
+
+def test_the_imports_memories_are_its_result_not_memory_updated_notices(alice: Any) -> None:
+    from conversations.notices import extraction_notices
+
+    imported(alice, "chatgpt", chatgpt_zip())
+    assert Memory.objects.exists()
+    assert extraction_notices(alice) == []
