@@ -94,7 +94,12 @@ def test_a_killed_worker_is_followed_by_one_that_goes_on(
             assert job.status == "importing"
             worker = start_worker(imports_dir, log)
             monkeypatch.setattr(services, "STALL_SECONDS", 0)
-            assert services.resume_stalled() == [job.pk]
+            # The check every minute, without waiting for the minute. PostgreSQL lets go of
+            # the dead worker's lock once it sees its connection gone.
+            deadline = time.monotonic() + 30
+            while services.resume_stalled() != [job.pk]:
+                assert time.monotonic() < deadline, "the import was not taken up again"
+                time.sleep(0.5)
             wait_for(job, lambda job: job.status == "done")
         finally:
             worker.terminate()
