@@ -23,7 +23,7 @@ The embeddings are the local hash ones unless MEMORY_EMBEDDING_PROVIDER says oth
 (model2vec alone is ~0.5 GB per process). Runs in a throw-away database (bench_memoryapp).
 The machine is shared: timings move with the other work on it.
 
-    python benchmarks/imports.py [--conversations 2000] [--messages 60000]
+    python benchmarks/import_history.py [--conversations 2000] [--messages 60000]
         [--formats chatgpt,claude] [--workers 1] [--kill-at 0.5]
 """
 
