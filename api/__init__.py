@@ -59,3 +59,4 @@ def me(request: HttpRequest) -> dict[str, Any]:
 api.add_router("", "api.memories.router")
 api.add_router("", "api.recall.router")
 api.add_router("", "api.commands.router")
+api.add_router("", "api.imports.router")

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "memories",
     "conversations",
     "recall",
+    "imports",
 ]
 
 MIDDLEWARE = [
@@ -198,6 +199,11 @@ MEMORY_REVIEW_BY_DEFAULT = envbool("MEMORY_REVIEW_BY_DEFAULT", False)
 MEMORY_EMBEDDING_PROVIDER = envstr("MEMORY_EMBEDDING_PROVIDER", "auto")
 MEMORY_EMBEDDING_DIMENSIONS = envint("MEMORY_EMBEDDING_DIMENSIONS", 384)
 API_MAX_BODY_BYTES = envint("API_MAX_BODY_BYTES", 1_000_000)
+# Imports of ChatGPT and Claude exports (imports/): the largest file accepted (upload, and
+# conversations.json inflated from a zip), and where uploads wait for the job worker (the
+# web server and the worker must share it).
+IMPORT_MAX_BYTES = envint("IMPORT_MAX_BYTES", 1024 * 1024 * 1024)
+IMPORTS_DIR = envstr("IMPORTS_DIR", str(BASE_DIR / "var" / "imports"))
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = envint("WORKER_HEARTBEAT_MAX_AGE_SECONDS", 180)
 MEMORY_DEFAULT_CONFIDENCE = envfloat("MEMORY_DEFAULT_CONFIDENCE", 0.8)
 

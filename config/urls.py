@@ -7,6 +7,7 @@ from api import api
 from config import health
 from config import views as pages
 from conversations.views import conversations, evidence, notices, review
+from imports import views as imports
 from memories.views import activity, memories, memory_files
 
 urlpatterns = [
@@ -16,6 +17,19 @@ urlpatterns = [
     path("settings/data", pages.my_data, name="my-data"),
     path("settings/data/export", pages.my_data_export, name="my-data-export"),
     path("settings/data/erase", pages.my_data_erase, name="my-data-erase"),
+    # Imports of ChatGPT and Claude exports and saved memories, shown on My data
+    path("settings/data/imports", imports.import_page, name="imports"),
+    path("settings/data/imports/<int:import_id>", imports.import_detail, name="import-detail"),
+    path("settings/data/imports/<int:import_id>/start", imports.import_start, name="import-start"),
+    path("settings/data/imports/<int:import_id>/undo", imports.import_undo, name="import-undo"),
+    path(
+        "settings/data/imports/<int:import_id>/resume", imports.import_resume, name="import-resume"
+    ),
+    path(
+        "settings/data/imports/<int:import_id>/discard",
+        imports.import_discard,
+        name="import-discard",
+    ),
     # Accounts: allauth's sign-up, log-in, password reset; our settings pages.
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),

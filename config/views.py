@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.http import AuthenticatedHttpRequest
 from api.errors import error_response
 from config import my_data as my_data_services
+from imports.views import section_context
 from teams import services as team_services
 
 
@@ -45,6 +46,7 @@ def _my_data_page(
         request,
         "accounts/my_data.html",
         {
+            **section_context(request),
             "succession": team_services.succession_plan(request.user),
             "erase_error": erase_error,
             "retention_days": settings.MEMORY_MESSAGE_RETENTION_DAYS,

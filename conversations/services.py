@@ -1,5 +1,6 @@
-"""Adding messages to conversations (the JSON API, the memory proxy), and deleting
-conversations and their messages: by the user, and by the daily retention job.
+"""Adding messages to conversations (the JSON API, the memory proxy), storing whole
+conversations (an import), and deleting conversations and their messages: by the user,
+and by the daily retention job.
 
 Memories made from a conversation stay: their ``conversation`` link is cleared (SET NULL)
 and their evidence keeps its quotes, so the pages show the source as deleted
@@ -67,9 +68,7 @@ def add_messages(
             .select_related("project")
             .get(owner_id=owner.pk, pk=conversation_id)
         )
-        incoming: dict[str, NewMessage] = {}
-        for message in messages:
-            incoming.setdefault(message.external_id, message)
+        incoming = _first_of_each(messages)
         existing = dict(
             conversation.messages.filter(external_id__in=list(incoming)).values_list(
                 "external_id", "position"
@@ -82,19 +81,7 @@ def add_messages(
             if message.external_id in existing:
                 continue
             last += 1
-            new_messages.append(
-                Message(
-                    conversation=conversation,
-                    role=message.role,
-                    # A secret said in a chat is kept nowhere.
-                    content=redact(message.content)[0],
-                    external_id=message.external_id,
-                    speaker=message.speaker,
-                    position=last,
-                    sent_at=message.sent_at or now,
-                    created_at=now,
-                )
-            )
+            new_messages.append(_stored(message, conversation, last, now))
         Message.objects.bulk_create(new_messages)
         run = None
         if new_messages and MemorySettings.for_user(owner).privacy_paused:
@@ -110,6 +97,84 @@ def add_messages(
         stored=len(new_messages),
         run=run,
     )
+
+
+def _first_of_each(messages: Sequence[NewMessage]) -> dict[str, NewMessage]:
+    """The messages by external id, the first of a repeated one counting."""
+    incoming: dict[str, NewMessage] = {}
+    for message in messages:
+        incoming.setdefault(message.external_id, message)
+    return incoming
+
+
+def _stored(
+    message: NewMessage, conversation: Conversation, position: int, now: datetime
+) -> Message:
+    """The row of a new message (not saved yet)."""
+    return Message(
+        conversation=conversation,
+        role=message.role,
+        # A secret said in a chat is kept nowhere.
+        content=redact(message.content)[0],
+        external_id=message.external_id,
+        speaker=message.speaker,
+        position=position,
+        sent_at=message.sent_at or now,
+        created_at=now,
+    )
+
+
+@dataclass(frozen=True)
+class NewConversation:
+    """A conversation to store whole, with its messages in order (an import's)."""
+
+    external_id: str
+    messages: Sequence[NewMessage]
+    title: str = ""
+    client: str = ""
+    # When it began (None: its first message, else now) and ended (None: still open).
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+
+@transaction.atomic
+def add_conversations(
+    owner: User,
+    conversations: Sequence[NewConversation],
+    *,
+    extract: bool,
+) -> list[Conversation]:
+    """Store new conversations of ``owner`` whole, in a few statements however many there
+    are (an import's backlog: a round trip per conversation would take minutes), each
+    message as ``add_messages`` stores it (redacted, numbered 1, 2, …; the first of a
+    repeated external id counts). No extraction is asked for: with ``extract`` the messages
+    wait for extraction runs the caller makes; without, they are kept and never extracted
+    (as what is said while memory is paused). None may exist yet (external ids are unique
+    per owner)."""
+    now = timezone.now()
+    incoming = [_first_of_each(conversation.messages) for conversation in conversations]
+    created = Conversation.objects.bulk_create(
+        Conversation(
+            owner_id=owner.pk,
+            external_id=conversation.external_id,
+            title=conversation.title,
+            client=conversation.client,
+            created_at=conversation.started_at
+            or next((m.sent_at for m in messages.values() if m.sent_at), now),
+            ended_at=conversation.ended_at,
+            extracted_through=0 if extract else len(messages),
+        )
+        for conversation, messages in zip(conversations, incoming, strict=True)
+    )
+    Message.objects.bulk_create(
+        [
+            _stored(message, conversation, position, now)
+            for conversation, messages in zip(created, incoming, strict=True)
+            for position, message in enumerate(messages.values(), start=1)
+        ],
+        batch_size=1000,
+    )
+    return created
 
 
 @transaction.atomic

@@ -37,6 +37,8 @@ SCHEDULES: dict[str, tuple[str, Every | Daily]] = {
         "conversations.jobs.reclaim_extraction_runs",
         Every(minutes=1),
     ),
+    # Imports whose worker stopped go on where they stopped (see imports.services).
+    "resume stalled imports": ("imports.jobs.resume_stalled_imports", Every(minutes=1)),
     "forget unused memories": (
         "memories.jobs.forget_memories",
         Daily(hour=settings.MEMORY_FORGET_HOUR_UTC),

@@ -287,13 +287,17 @@ def memory_remember(
     project: Project | None = None,
     actor: User | None = None,
     actor_label: str = "",
+    origin: str = Origin.MANUAL,
+    batch: uuid.UUID | None = None,
 ) -> tuple[Memory, bool]:
-    """Add a memory by hand (the page's form, /remember) unless it is known already.
+    """Add a memory by hand (the page's form, /remember, an import of saved memories)
+    unless it is known already.
 
     Returns (memory, created): the near-duplicate found in the same pool (the owner's
     personal memories, or the project's) by extraction's own test
     (``duplicates.find_duplicate``) and False, or the new memory and True. Without a
     ``kind`` the memory gets the one extraction would read in it (``kinds.guess_kind``).
+    Text that is only a secret raises SensitiveContent (``sensitive.screen``).
     """
     if scope == Scope.PROJECT:
         pool = Memory.objects.filter(scope=Scope.PROJECT, project=project)
@@ -310,6 +314,8 @@ def memory_remember(
         project=project,
         actor=actor,
         actor_label=actor_label,
+        origin=origin,
+        batch=batch,
     )
     return memory, True
 
@@ -630,7 +636,6 @@ def _state_before(memory: Memory, before: dict[str, Any]) -> dict[str, Any]:
     return {field: value for field, value in wanted.items() if getattr(memory, field) != value}
 
 
-@transaction.atomic
 def memory_undo_batch(
     *, batch: uuid.UUID, actor: User | None, actor_label: str = ""
 ) -> list[Memory]:
@@ -641,9 +646,19 @@ def memory_undo_batch(
     Memories that go back the same way (a whole "clear all") share one UPDATE,
     and the events are one INSERT: undoing 10,000 memories is a few queries.
     """
+    return memory_undo_batches(batches=[batch], actor=actor, actor_label=actor_label)
+
+
+@transaction.atomic
+def memory_undo_batches(
+    *, batches: Sequence[uuid.UUID], actor: User | None, actor_label: str = ""
+) -> list[Memory]:
+    """As ``memory_undo_batch``, for several batches undone together (an import's: every
+    extraction run over its conversations): each memory goes back to its state before the
+    first of them that changed it."""
     first_before: dict[int, dict[str, Any] | None] = {}
     for memory_id, before in (
-        MemoryEvent.objects.filter(batch=batch)
+        MemoryEvent.objects.filter(batch__in=list(batches))
         .order_by("created_at", "id")
         .values_list("memory_id", "before")
     ):
