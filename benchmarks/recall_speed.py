@@ -56,7 +56,7 @@ from core import side_connections  # noqa: E402
 from memories.models import HNSW_INDEX_PREFIX  # noqa: E402
 from memories.search import chat_pool, member_project_ids  # noqa: E402
 from recall.injection import PreviewRequest  # noqa: E402
-from search import table_statistics  # noqa: E402
+from search import hybrid, table_statistics  # noqa: E402
 from search.buckets import VECTOR_BUCKETS, pool_buckets  # noqa: E402
 from search.embeddings import get_provider, vector_literal  # noqa: E402
 from search.keyword import access_lexemes, keyword_sql  # noqa: E402
@@ -511,6 +511,9 @@ def main() -> None:
         SPEED_TRICKS[trick]()
         print(f"Without {trick}")
     settings.API_RATE_LIMIT = ""
+    # The fill's vectors stand for a model's: the preview searches them, as it does a model's
+    # (it leaves the hash embeddings' out of its ranking, search.hybrid.vector_weight).
+    hybrid.finds_meaning = lambda provider: True
     settings.ALLOWED_HOSTS = ["*"]
     use_bench_database("memoryapp_bench_messages" if args.messages else "memoryapp_bench")
     total = int(FULL_ROWS * args.scale)
