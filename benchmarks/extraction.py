@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from _setup import BASE_DIR, SHARED_DATA, benchmark_database, percentiles, setup_django
+from speed_tricks import SPEED_TRICKS, turn_off
 
 if TYPE_CHECKING:
     from conversations.models import Conversation
@@ -443,13 +444,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="--worker: backlogs measured")
     parser.add_argument("--data", type=Path, default=DEV_DATA, help="--worker: LoCoMo file")
     parser.add_argument(
-        "--without-gc-freeze",
-        action="store_true",
-        help="leave start-up objects to the collector (the worker freezes them): its A/B",
+        "--without",
+        action="append",
+        default=[],
+        choices=sorted(
+            name for name, trick in SPEED_TRICKS.items() if "extraction" in trick.benchmarks
+        ),
+        help="measure with this speed trick turned off (A/B, see speed_tricks.py); may be repeated",
     )
     args = parser.parse_args()
     setup_django()
-    if not args.without_gc_freeze:
+    turn_off(args.without)
+    if "gc-freeze" not in args.without:
         from config.gc_tuning import freeze_startup_objects
 
         freeze_startup_objects()  # As the worker's process does (config's qcluster).

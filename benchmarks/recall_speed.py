@@ -48,6 +48,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
+from speed_tricks import SPEED_TRICKS, turn_off  # noqa: E402
 
 from accounts.models import ApiToken, MemorySettings  # noqa: E402
 from config.gc_tuning import freeze_startup_objects  # noqa: E402
@@ -56,7 +57,7 @@ from core import side_connections  # noqa: E402
 from memories.models import HNSW_INDEX_PREFIX  # noqa: E402
 from memories.search import chat_pool, member_project_ids  # noqa: E402
 from recall.injection import PreviewRequest  # noqa: E402
-from search import hybrid, table_statistics  # noqa: E402
+from search import hybrid  # noqa: E402
 from search.buckets import VECTOR_BUCKETS, pool_buckets  # noqa: E402
 from search.embeddings import get_provider, vector_literal  # noqa: E402
 from search.keyword import access_lexemes, keyword_sql  # noqa: E402
@@ -464,23 +465,6 @@ def explain_analyze(sql: str, params: Sequence[Any]) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
-def _without_side_connections() -> None:
-    settings.MEMORY_SIDE_CONNECTIONS = 0
-
-
-def _without_statistics_cache() -> None:
-    table_statistics.SECONDS = 0.0
-
-
-# What --without turns off, so that each trick's A/B can be run again ("gc-freeze": the
-# web server's freeze_startup_objects, which main() otherwise does as config/asgi.py).
-SPEED_TRICKS = {
-    "side-connections": _without_side_connections,
-    "statistics-cache": _without_statistics_cache,
-    "gc-freeze": lambda: None,
-}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -503,13 +487,13 @@ def main() -> None:
         "--without",
         action="append",
         default=[],
-        choices=sorted(SPEED_TRICKS),
+        choices=sorted(
+            name for name, trick in SPEED_TRICKS.items() if "recall" in trick.benchmarks
+        ),
         help="measure with this speed trick turned off (A/B); may be repeated",
     )
     args = parser.parse_args()
-    for trick in args.without:
-        SPEED_TRICKS[trick]()
-        print(f"Without {trick}")
+    turn_off(args.without)
     settings.API_RATE_LIMIT = ""
     # The fill's vectors stand for a model's: the preview searches them, as it does a model's
     # (it leaves the hash embeddings' out of its ranking, search.hybrid.vector_weight).
