@@ -80,6 +80,20 @@ def _without_c_timestamps() -> None:
     reconcile.read_timestamps_in_c = django_loader
 
 
+def _without_batched_bookkeeping() -> None:
+    from recall import bookkeeping
+
+    bookkeeping.FLUSH_SECONDS = 0.0  # Each preview's row and uses written right after it.
+
+
+def _without_orjson() -> None:
+    from ninja.renderers import JSONRenderer
+
+    from api import api
+
+    api.renderer = JSONRenderer()
+
+
 def _nothing() -> None:
     """gc-freeze: the benchmark itself leaves out its freeze_startup_objects()."""
 
@@ -95,6 +109,8 @@ SPEED_TRICKS = {
     "statistics-cache": SpeedTrick(("recall",), _without_statistics_cache),
     "context-statement-cache": SpeedTrick(("recall",), _without_context_statement_cache),
     "role-labels-cache": SpeedTrick(("recall",), _without_role_labels_cache),
+    "batched-bookkeeping": SpeedTrick(("recall",), _without_batched_bookkeeping),
+    "orjson": SpeedTrick(("recall",), _without_orjson),
     "c-timestamps": SpeedTrick(("recall", "extraction"), _without_c_timestamps),
     "gc-freeze": SpeedTrick(("recall", "extraction"), _nothing),
     "prepared-statements": SpeedTrick(("extraction",), _without_prepared_statements),
