@@ -156,273 +156,284 @@ class MemoryMCPServer(MCPServer[Any]):
             return failure("VALIDATION_ERROR", str(exc))
 
 
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
+async def get_memory_context(
+    message: Annotated[str, Field(description="The user's new message.")],
+    ctx: Context,
+    recent_messages: Annotated[
+        list[str], Field(description="Earlier messages, oldest first (the last 3 count).")
+    ] = [],  # noqa: B006 (pydantic copies defaults)
+    conversation_id: Annotated[
+        str | None, Field(description="Your conversation's id, if it was stored.")
+    ] = None,
+    project: ProjectRef = None,
+    temporary: Annotated[bool, Field(description="A private chat: nothing is recalled.")] = False,
+    format: Literal["markdown", "xml", "json"] = "markdown",
+) -> CallToolResult:
+    """What memoryapp remembers that matters for this message: a block to read before
+    answering (the same as the injection preview). Call it with each new user message."""
+
+    def work(request: ApiRequest) -> CallToolResult:
+        payload = PreviewIn.model_validate(
+            {
+                "message": message,
+                "recent_messages": recent_messages,
+                "conversation_id": conversation_id,
+                "project": project,
+                "temporary": temporary,
+                "format": format,
+                "client": "mcp",
+            }
+        )
+        result = preview_endpoint(request, payload, scratch_response())
+        if not result["enabled"] or result["reason"]:
+            text = result["message"]
+        else:
+            text = result["block"] or "No stored memory is relevant to this message."
+        data = {key: result[key] for key in ("enabled", "reason", "message", "block", "hash")}
+        data["memory_ids"] = [memory["id"] for memory in result["memories"]]
+        # With Show memory references on: what each [n] in the block stands for.
+        data["references"] = result["references"]
+        return ok(text, data)
+
+    return await call(ctx, work)
+
+
+async def search_memories(
+    query: Annotated[str, Field(description="Words or a question.")],
+    ctx: Context,
+    kind: KindArg = None,
+    scope: ScopeArg = None,
+    project: ProjectRef = None,
+    tag: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 10,
+) -> CallToolResult:
+    """Search the user's memories (keywords and meaning), best match first."""
+
+    def work(request: ApiRequest) -> CallToolResult:
+        params = SearchParams.model_validate(
+            {
+                "q": query,
+                "kind": kind,
+                "scope": scope,
+                "project": project,
+                "tag": tag,
+                "limit": limit,
+            }
+        )
+        result = memory_search(request, params)
+        hits = result["results"]
+        lines = [f"{memory_line(hit['memory'])} (score {hit['score']:.2f})" for hit in hits]
+        return ok(
+            "\n".join(lines) or f"No memory matches “{query}”.",
+            {
+                "results": [
+                    {"memory": memory_data(hit["memory"]), "score": hit["score"]} for hit in hits
+                ]
+            },
+        )
+
+    return await call(ctx, work)
+
+
+async def list_memories(
+    ctx: Context,
+    state: Literal["active", "pending", "rejected", "trash", "forgotten", "all"] = "active",
+    kind: KindArg = None,
+    scope: ScopeArg = None,
+    project: ProjectRef = None,
+    tag: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+    cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+) -> CallToolResult:
+    """List the user's memories, newest first (state=trash lists the Trash)."""
+
+    def work(request: ApiRequest) -> CallToolResult:
+        params = ListFilters.model_validate(
+            {
+                "state": state,
+                "kind": kind,
+                "scope": scope,
+                "project": project,
+                "tag": tag,
+                "limit": limit,
+                "cursor": cursor,
+            }
+        )
+        page = memory_list(request, params)
+        lines = [memory_line(memory) for memory in page["items"]]
+        if page["next_cursor"]:
+            lines.append(f"(more: cursor={page['next_cursor']})")
+        return ok(
+            "\n".join(lines) or "No memories.",
+            {
+                "items": [memory_data(memory) for memory in page["items"]],
+                "next_cursor": page["next_cursor"],
+            },
+        )
+
+    return await call(ctx, work)
+
+
+async def add_memory(
+    content: Annotated[str, Field(description="The memory, one self-contained sentence.")],
+    ctx: Context,
+    kind: Annotated[
+        str, Field(description="fact, preference, instruction, event, relationship or skill.")
+    ] = "fact",
+    scope: Literal["user", "project", "conversation"] = "user",
+    project: ProjectRef = None,
+    conversation_id: Annotated[
+        str | None, Field(description="Your conversation's id (scope=conversation).")
+    ] = None,
+    tags: list[str] = [],  # noqa: B006 (pydantic copies defaults)
+    pinned: Annotated[bool, Field(description="Always recalled.")] = False,
+    importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+) -> CallToolResult:
+    """Add a memory for the user (refused while their memory is off)."""
+
+    def work(request: ApiRequest) -> CallToolResult:
+        fields: dict[str, Any] = {
+            "content": content,
+            "kind": kind,
+            "scope": scope,
+            "project": project,
+            "conversation_id": conversation_id,
+            "tags": tags,
+            "pinned": pinned,
+            "importance": importance,
+        }
+        created = memory_create(request, MemoryIn.model_validate(fields))
+        memory = created.value
+        return ok(f"Added {memory_line(memory)}", {"memory": memory_data(memory)})
+
+    return await call(ctx, work)
+
+
+async def update_memory(
+    memory_id: MemoryId,
+    ctx: Context,
+    content: str | None = None,
+    kind: KindArg = None,
+    tags: list[str] | None = None,
+    pinned: bool | None = None,
+    importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+    revision: Annotated[
+        int | None,
+        Field(description="The revision you read: a newer one answers CONFLICT. Optional."),
+    ] = None,
+) -> CallToolResult:
+    """Change a memory's text, kind, tags, pin or importance (its history keeps the old one)."""
+
+    def work(request: ApiRequest) -> CallToolResult:
+        changes = {
+            key: value
+            for key, value in {
+                "content": content,
+                "kind": kind,
+                "tags": tags,
+                "pinned": pinned,
+                "importance": importance,
+            }.items()
+            if value is not None
+        }
+        current = revision if revision is not None else visible_memory(request, memory_id).revision
+        patch = MemoryPatch.model_validate({"revision": current, **changes})
+        memory = memory_update(request, memory_id, patch)
+        return ok(f"Updated {memory_line(memory)}", {"memory": memory_data(memory)})
+
+    return await call(ctx, work)
+
+
+async def delete_memory(memory_id: MemoryId, ctx: Context) -> CallToolResult:
+    """Move a memory to the Trash: it is no longer recalled; restore_memory brings it back."""
+
+    def work(request: ApiRequest) -> CallToolResult:
+        memory = memory_delete(request, memory_id)
+        return ok(
+            f"Moved memory #{memory.pk} to the Trash; restore_memory brings it back.",
+            {"memory": memory_data(memory)},
+        )
+
+    return await call(ctx, work)
+
+
+async def restore_memory(memory_id: MemoryId, ctx: Context) -> CallToolResult:
+    """Bring a memory back from the Trash (or from being forgotten)."""
+
+    def work(request: ApiRequest) -> CallToolResult:
+        memory = memory_restore(request, memory_id)
+        return ok(f"Restored {memory_line(memory)}", {"memory": memory_data(memory)})
+
+    return await call(ctx, work)
+
+
+def run_command(request: ApiRequest, text: str, project: str | None) -> CallToolResult:
+    payload = CommandIn.model_validate({"command": text, "project": project})
+    reply = command_endpoint(request, payload)
+    return ok(
+        reply["reply"],
+        {
+            "command": reply["command"],
+            "reply": reply["reply"],
+            "language": reply["language"],
+            "changed": reply["changed"],
+            "memory_ids": [memory.pk for memory in reply["memories"]],
+            "undo_token": str(reply["undo_token"]) if reply["undo_token"] else None,
+        },
+    )
+
+
+async def remember(
+    text: Annotated[str, Field(description="What to remember, in the user's words.")],
+    ctx: Context,
+    project: Annotated[
+        str | None, Field(description="A project's id or slug: remember it for the project.")
+    ] = None,
+) -> CallToolResult:
+    """The /remember slash command: remember this for the user (or /remember-project for a
+    project) and answer with the sentence to show them."""
+    command = "/remember-project" if project else "/remember"
+    return await call(ctx, lambda request: run_command(request, f"{command} {text}", project))
+
+
+async def forget(
+    words: Annotated[
+        str, Field(description="Words the memories to forget contain, or --all for all.")
+    ],
+    ctx: Context,
+) -> CallToolResult:
+    """The /forget slash command: move the user's personal memories matching these words to
+    the Trash (restorable) and answer with the sentence to show them."""
+    return await call(ctx, lambda request: run_command(request, f"/forget {words}", None))
+
+
+# Each tool with what it tells a client about its effects.
+TOOLS: list[tuple[Callable[..., Any], ToolAnnotations]] = [
+    (get_memory_context, READ_ONLY),
+    (search_memories, READ_ONLY),
+    (list_memories, READ_ONLY),
+    (add_memory, WRITES),
+    (update_memory, WRITES),
+    (delete_memory, DESTRUCTIVE),
+    (restore_memory, WRITES),
+    (remember, WRITES),
+    (forget, DESTRUCTIVE),
+]
+
+
 def build_server() -> MemoryMCPServer:
     server = MemoryMCPServer(
         name="memoryapp", title="memoryapp", instructions=INSTRUCTIONS, version="1"
     )
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-
-    @server.tool(annotations=read_only)
-    async def get_memory_context(
-        message: Annotated[str, Field(description="The user's new message.")],
-        ctx: Context,
-        recent_messages: Annotated[
-            list[str], Field(description="Earlier messages, oldest first (the last 3 count).")
-        ] = [],  # noqa: B006 (pydantic copies defaults)
-        conversation_id: Annotated[
-            str | None, Field(description="Your conversation's id, if it was stored.")
-        ] = None,
-        project: ProjectRef = None,
-        temporary: Annotated[
-            bool, Field(description="A private chat: nothing is recalled.")
-        ] = False,
-        format: Literal["markdown", "xml", "json"] = "markdown",
-    ) -> CallToolResult:
-        """What memoryapp remembers that matters for this message: a block to read before
-        answering (the same as the injection preview). Call it with each new user message."""
-
-        def work(request: ApiRequest) -> CallToolResult:
-            payload = PreviewIn.model_validate(
-                {
-                    "message": message,
-                    "recent_messages": recent_messages,
-                    "conversation_id": conversation_id,
-                    "project": project,
-                    "temporary": temporary,
-                    "format": format,
-                    "client": "mcp",
-                }
-            )
-            result = preview_endpoint(request, payload, scratch_response())
-            if not result["enabled"] or result["reason"]:
-                text = result["message"]
-            else:
-                text = result["block"] or "No stored memory is relevant to this message."
-            data = {key: result[key] for key in ("enabled", "reason", "message", "block", "hash")}
-            data["memory_ids"] = [memory["id"] for memory in result["memories"]]
-            # With Show memory references on: what each [n] in the block stands for.
-            data["references"] = result["references"]
-            return ok(text, data)
-
-        return await call(ctx, work)
-
-    @server.tool(annotations=read_only)
-    async def search_memories(
-        query: Annotated[str, Field(description="Words or a question.")],
-        ctx: Context,
-        kind: KindArg = None,
-        scope: ScopeArg = None,
-        project: ProjectRef = None,
-        tag: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=100)] = 10,
-    ) -> CallToolResult:
-        """Search the user's memories (keywords and meaning), best match first."""
-
-        def work(request: ApiRequest) -> CallToolResult:
-            params = SearchParams.model_validate(
-                {
-                    "q": query,
-                    "kind": kind,
-                    "scope": scope,
-                    "project": project,
-                    "tag": tag,
-                    "limit": limit,
-                }
-            )
-            result = memory_search(request, params)
-            hits = result["results"]
-            lines = [f"{memory_line(hit['memory'])} (score {hit['score']:.2f})" for hit in hits]
-            return ok(
-                "\n".join(lines) or f"No memory matches “{query}”.",
-                {
-                    "results": [
-                        {"memory": memory_data(hit["memory"]), "score": hit["score"]}
-                        for hit in hits
-                    ]
-                },
-            )
-
-        return await call(ctx, work)
-
-    @server.tool(annotations=read_only)
-    async def list_memories(
-        ctx: Context,
-        state: Literal["active", "pending", "rejected", "trash", "forgotten", "all"] = "active",
-        kind: KindArg = None,
-        scope: ScopeArg = None,
-        project: ProjectRef = None,
-        tag: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=200)] = 20,
-        cursor: Annotated[
-            str | None, Field(description="next_cursor of the previous page.")
-        ] = None,
-    ) -> CallToolResult:
-        """List the user's memories, newest first (state=trash lists the Trash)."""
-
-        def work(request: ApiRequest) -> CallToolResult:
-            params = ListFilters.model_validate(
-                {
-                    "state": state,
-                    "kind": kind,
-                    "scope": scope,
-                    "project": project,
-                    "tag": tag,
-                    "limit": limit,
-                    "cursor": cursor,
-                }
-            )
-            page = memory_list(request, params)
-            lines = [memory_line(memory) for memory in page["items"]]
-            if page["next_cursor"]:
-                lines.append(f"(more: cursor={page['next_cursor']})")
-            return ok(
-                "\n".join(lines) or "No memories.",
-                {
-                    "items": [memory_data(memory) for memory in page["items"]],
-                    "next_cursor": page["next_cursor"],
-                },
-            )
-
-        return await call(ctx, work)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def add_memory(
-        content: Annotated[str, Field(description="The memory, one self-contained sentence.")],
-        ctx: Context,
-        kind: Annotated[
-            str, Field(description="fact, preference, instruction, event, relationship or skill.")
-        ] = "fact",
-        scope: Literal["user", "project", "conversation"] = "user",
-        project: ProjectRef = None,
-        conversation_id: Annotated[
-            str | None, Field(description="Your conversation's id (scope=conversation).")
-        ] = None,
-        tags: list[str] = [],  # noqa: B006 (pydantic copies defaults)
-        pinned: Annotated[bool, Field(description="Always recalled.")] = False,
-        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
-    ) -> CallToolResult:
-        """Add a memory for the user (refused while their memory is off)."""
-
-        def work(request: ApiRequest) -> CallToolResult:
-            fields: dict[str, Any] = {
-                "content": content,
-                "kind": kind,
-                "scope": scope,
-                "project": project,
-                "conversation_id": conversation_id,
-                "tags": tags,
-                "pinned": pinned,
-                "importance": importance,
-            }
-            created = memory_create(request, MemoryIn.model_validate(fields))
-            memory = created.value
-            return ok(f"Added {memory_line(memory)}", {"memory": memory_data(memory)})
-
-        return await call(ctx, work)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def update_memory(
-        memory_id: MemoryId,
-        ctx: Context,
-        content: str | None = None,
-        kind: KindArg = None,
-        tags: list[str] | None = None,
-        pinned: bool | None = None,
-        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
-        revision: Annotated[
-            int | None,
-            Field(description="The revision you read: a newer one answers CONFLICT. Optional."),
-        ] = None,
-    ) -> CallToolResult:
-        """Change a memory's text, kind, tags, pin or importance (its history keeps the old one)."""
-
-        def work(request: ApiRequest) -> CallToolResult:
-            changes = {
-                key: value
-                for key, value in {
-                    "content": content,
-                    "kind": kind,
-                    "tags": tags,
-                    "pinned": pinned,
-                    "importance": importance,
-                }.items()
-                if value is not None
-            }
-            current = (
-                revision if revision is not None else visible_memory(request, memory_id).revision
-            )
-            patch = MemoryPatch.model_validate({"revision": current, **changes})
-            memory = memory_update(request, memory_id, patch)
-            return ok(f"Updated {memory_line(memory)}", {"memory": memory_data(memory)})
-
-        return await call(ctx, work)
-
-    destructive = ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-    )
-
-    @server.tool(annotations=destructive)
-    async def delete_memory(memory_id: MemoryId, ctx: Context) -> CallToolResult:
-        """Move a memory to the Trash: it is no longer recalled; restore_memory brings it back."""
-
-        def work(request: ApiRequest) -> CallToolResult:
-            memory = memory_delete(request, memory_id)
-            return ok(
-                f"Moved memory #{memory.pk} to the Trash; restore_memory brings it back.",
-                {"memory": memory_data(memory)},
-            )
-
-        return await call(ctx, work)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def restore_memory(memory_id: MemoryId, ctx: Context) -> CallToolResult:
-        """Bring a memory back from the Trash (or from being forgotten)."""
-
-        def work(request: ApiRequest) -> CallToolResult:
-            memory = memory_restore(request, memory_id)
-            return ok(f"Restored {memory_line(memory)}", {"memory": memory_data(memory)})
-
-        return await call(ctx, work)
-
-    def run_command(request: ApiRequest, text: str, project: str | None) -> CallToolResult:
-        payload = CommandIn.model_validate({"command": text, "project": project})
-        reply = command_endpoint(request, payload)
-        return ok(
-            reply["reply"],
-            {
-                "command": reply["command"],
-                "reply": reply["reply"],
-                "language": reply["language"],
-                "changed": reply["changed"],
-                "memory_ids": [memory.pk for memory in reply["memories"]],
-                "undo_token": str(reply["undo_token"]) if reply["undo_token"] else None,
-            },
-        )
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def remember(
-        text: Annotated[str, Field(description="What to remember, in the user's words.")],
-        ctx: Context,
-        project: Annotated[
-            str | None, Field(description="A project's id or slug: remember it for the project.")
-        ] = None,
-    ) -> CallToolResult:
-        """The /remember slash command: remember this for the user (or /remember-project for a
-        project) and answer with the sentence to show them."""
-        command = "/remember-project" if project else "/remember"
-        return await call(ctx, lambda request: run_command(request, f"{command} {text}", project))
-
-    @server.tool(annotations=destructive)
-    async def forget(
-        words: Annotated[
-            str, Field(description="Words the memories to forget contain, or --all for all.")
-        ],
-        ctx: Context,
-    ) -> CallToolResult:
-        """The /forget slash command: move the user's personal memories matching these words to
-        the Trash (restorable) and answer with the sentence to show them."""
-        return await call(ctx, lambda request: run_command(request, f"/forget {words}", None))
-
+    for tool, hints in TOOLS:
+        server.tool(annotations=hints)(tool)
     return server
 
 
