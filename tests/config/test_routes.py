@@ -97,11 +97,7 @@ def _messages(objects: Objects) -> dict[str, Any]:
 
 ROUTES: dict[str, Route] = {
     # Public pages
-    "home": Route(
-        GET,
-        public="the landing page (a signed-in user is sent to their memories)",
-        known_bugs={"method": "answers every method"},
-    ),
+    "home": Route(GET, public="the landing page (a signed-in user is sent to their memories)"),
     "healthz": Route(GET, public="load balancers' health check; details only for staff"),
     "team-invitation": Route(
         GET_POST,
