@@ -192,16 +192,8 @@ ROUTES: dict[str, Route] = {
     "project-memories": Route(GET, PROJECT),
     "project-activity": Route(GET, PROJECT),
     # The JSON API
-    "api:openapi-json": Route(
-        GET,
-        public="the API's schema, for client generators",
-        known_bugs={"method": "ninja's documentation views answer every method"},
-    ),
-    "api:openapi-view": Route(
-        GET,
-        public="the API's documentation page",
-        known_bugs={"method": "ninja's documentation views answer every method"},
-    ),
+    "api:openapi-json": Route(GET, public="the API's schema, for client generators"),
+    "api:openapi-view": Route(GET, public="the API's documentation page"),
     "api:api-root": Route(METHODS, public="ninja's root of the API: 404 JSON whatever the method"),
     "api-not-found": Route(METHODS, public="any other /api/v1/ path: 404 JSON whatever the method"),
     "api:me": Route(GET),
