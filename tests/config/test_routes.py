@@ -342,6 +342,19 @@ def objects(alice: Any, bob: Any, vera: Any, team: Team, project: Project) -> Ob
     }
 
 
+# The objects that are alice's alone (not shared with her team).
+PERSONAL_OBJECTS = {
+    "memory",
+    "pending_memory",
+    "trashed_memory",
+    "conversation",
+    "run",
+    "extraction_batch",
+    "token",
+    "import",
+}
+
+
 def url_of(name: str, args: Mapping[str, str], objects: Objects) -> str:
     if name == "api-not-found":
         return "/api/v1/no-such-endpoint"
@@ -455,15 +468,22 @@ def _project_list(objects: Objects) -> str:
         lambda route: not route.public and (bool(route.args) or route.on_project_list),
     ),
 )
-def test_another_users_object_is_not_found(name: str, charlie: Any, objects: Objects) -> None:
+def test_another_users_object_is_not_found(
+    name: str, bob: Any, charlie: Any, objects: Objects
+) -> None:
+    """charlie shares nothing with alice; bob, her team mate, must not reach her own things."""
     route = ROUTES[name]
     url = url_of(name, route.args, objects)
     if route.on_project_list:
         url += _project_list(objects)
-    client = client_of(charlie, name)
-    for method in route.methods:
-        response = send(client, name, method, url, objects)
-        assert response.status_code == 404, f"{method}: {describe(response)}"
+    strangers = [charlie]
+    if set(route.args.values()) <= PERSONAL_OBJECTS and not route.on_project_list:
+        strangers.append(bob)
+    for stranger in strangers:
+        client = client_of(stranger, name)
+        for method in route.methods:
+            response = send(client, name, method, url, objects)
+            assert response.status_code == 404, f"{stranger} {method}: {describe(response)}"
 
 
 @pytest.mark.parametrize(
