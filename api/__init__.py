@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
+from django.views.decorators.http import require_GET
 from ninja import NinjaAPI, Schema
 
 from accounts.models import MemorySettings
@@ -31,6 +32,8 @@ api = Api(
     urls_namespace="api",
     docs_url="/docs",
     openapi_url="/openapi.json",
+    # ninja's schema and documentation views would answer any method.
+    docs_decorator=require_GET,
     throttle=TokenRateThrottle(),
     renderer=FastJSONRenderer(),
 )

@@ -118,6 +118,6 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     # JSON API
     path("api/v1/", api.urls),
-    re_path(r"^api/v1/.*$", pages.api_not_found),
+    re_path(r"^api/v1/.*$", pages.api_not_found, name="api-not-found"),
     path("admin/", admin.site.urls),
 ]

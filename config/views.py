@@ -20,6 +20,7 @@ from imports.views import section_context
 from teams import services as team_services
 
 
+@require_GET
 def home(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("memory-list")
