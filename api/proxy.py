@@ -64,6 +64,7 @@ from api.gateway import (
     scope_token,
     scratch_response,
 )
+from api.middleware import MAX_JSON_DEPTH, JsonTooDeep, read_json
 from api.recall import PreviewIn
 from api.recall import preview as preview_endpoint
 from conversations.commands import CommandError
@@ -455,7 +456,11 @@ class ProxyEndpoint(TokenEndpoint):
         if refusal is not None:
             return openai_error(refusal.status, refusal.message, refusal.code, "permission_error")
         try:
-            body = await request.json()
+            body = read_json(await request.body())
+        except JsonTooDeep:
+            return openai_error(
+                400, f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.", "VALIDATION_ERROR"
+            )
         except ValueError:
             return openai_error(400, "The body is not JSON.", "VALIDATION_ERROR")
         messages = body.get("messages") if isinstance(body, dict) else None

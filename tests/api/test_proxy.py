@@ -319,6 +319,19 @@ def test_bad_token_and_bad_body(server, upstream, alice):
     assert upstream.requests == []
 
 
+def test_deeply_nested_json_is_a_validation_error_in_openai_shape(server, upstream, alice):
+    secret = ApiToken.issue(user=alice, name="curl")[1]
+    for depth in (100, 100_000):
+        response = httpx2.post(
+            f"{server}/v1/chat/completions",
+            content="[" * depth + "]" * depth,
+            headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
+        )
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert upstream.requests == []
+
+
 def test_models_lists_upstream_models_and_mapped_names(server, upstream, alice):
     models = client(server, alice).models.list()
     assert [model.id for model in models.data] == ["llama3", "gpt-4o"]
