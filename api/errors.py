@@ -50,6 +50,7 @@ GENERIC_ERRORS = {
     413: ("PAYLOAD_TOO_LARGE", "The request body is too large."),
     415: ("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json."),
     429: ("RATE_LIMITED", "Too many requests; slow down."),
+    503: ("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly."),
 }
 INTERNAL_ERROR = ("INTERNAL_ERROR", "Something went wrong on the server.")
 

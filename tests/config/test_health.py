@@ -81,3 +81,36 @@ def test_the_api_answers_503_with_retry_after_when_the_database_is_down(alice: A
     error = response.json()["error"]
     assert error["code"] == "SERVICE_UNAVAILABLE"
     assert "/srv/app" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_healthz_tries_the_database_once_when_it_is_down() -> None:
+    """Issue 42, item 4: each check waited for a connection (the pool's timeout) in turn."""
+    staff = client_for(make_user("ops@example.com", is_staff=True))
+    with _database_down() as cursor:
+        response = Client().get("/healthz")
+        assert cursor.call_count == 1
+        assert staff.get("/healthz").json() == response.json()
+    assert response.status_code == 503
+    assert {name: check["ok"] for name, check in response.json().items() if name != "status"} == {
+        "database": False,
+        "pgvector": False,
+        "worker": False,
+        "embeddings": False,
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/settings/memories", "/"])
+def test_pages_answer_503_with_retry_after_when_the_database_is_down(
+    alice: Any, path: str, settings: Any
+) -> None:
+    settings.DEBUG = False
+    browser = client_for(alice)
+    browser.raise_request_exception = False
+    with _database_down():
+        response = browser.get(path)
+    assert response.status_code == 503
+    assert response["Retry-After"]
+    assert "Unavailable for a moment" in response.content.decode()
+    assert "/srv/app" not in response.content.decode()
