@@ -8,7 +8,6 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -18,7 +17,7 @@ from django.views import defaults
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.http import AuthenticatedHttpRequest
-from api.errors import RETRY_AFTER_SECONDS, error_response
+from api.errors import database_unavailable, error_response
 from config import my_data as my_data_services
 from imports.views import section_context
 from teams import services as team_services
@@ -34,10 +33,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """An unhandled error's page (handler500): when the database is unreachable, a 503 with
     Retry-After, as the API answers (an error anywhere, even in a middleware reading the
     session, lands here); any other error, Django's 500 page."""
-    if isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
+    exc = sys.exc_info()[1]
+    unavailable = database_unavailable(exc) if exc is not None else None
+    if unavailable is not None:
         # Rendered without the request: its context (the user, the session) needs the database.
         response = HttpResponse(render_to_string("503.html"), status=503)
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response["Retry-After"] = str(unavailable[1])
         return response
     return defaults.server_error(request)
 
