@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import translation
@@ -26,7 +27,11 @@ class UserLanguageMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         # Only a logged-in session holds the key (logging out flushes it).
-        saved = request.session.get(SESSION_KEY, "")
+        try:
+            saved = request.session.get(SESSION_KEY, "")
+        except DatabaseError:
+            # The database is away: the view says so (a 503), or /healthz answers anyway.
+            saved = ""
         if saved and _supported(saved):
             translation.activate(saved)
             request.LANGUAGE_CODE = saved

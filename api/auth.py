@@ -3,7 +3,9 @@
 Every check of a token happens here: ``BearerToken`` (and ``gateway.TokenAuth`` for /mcp
 and /v1/, which use ``token_refusal``) refuses an unknown, revoked or expired token (401)
 and a paused one (403 TOKEN_PAUSED); ``requires_scope`` declares, on each endpoint
-function, the scope its operation needs (403 FORBIDDEN without it). The MCP tools and
+function, the scope its operation needs (403 FORBIDDEN without it); ``writable_project``
+and ``conversation_in_limit`` apply a token's limit (to personal memories or one project)
+with the user's role, for memories and conversations alike. The MCP tools and
 the proxy call those same endpoint functions, so one declaration covers all three.
 A refused call changes nothing: the checks run before the endpoint's body.
 """
@@ -16,11 +18,17 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from django.contrib.auth.models import User
+from django.db.models import Q
 from django.http import HttpRequest
 from ninja.security import HttpBearer, SessionAuth
 
 from accounts.models import ApiToken, TokenScope
 from api.errors import ApiError
+from conversations.models import Conversation
+from memories.models import Scope
+from memories.permissions import token_limit_covers
+from teams.models import Project
+from teams.permissions import can_write_project, projects_readable_by
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -98,3 +106,34 @@ def requires_scope(scope: TokenScope) -> Callable[[Callable[P, T]], Callable[P, 
 
 def token_allows(request: HttpRequest, scope: TokenScope) -> bool:
     return scope_refusal(getattr(request, "api_token", None), scope) is None
+
+
+def member_project(request: ApiRequest, ref: int | str) -> Project:
+    """A project of the caller's teams, by id or slug; 404 for any other."""
+    projects = projects_readable_by(request.user)
+    lookup = Q(pk=int(ref)) if str(ref).isdigit() else Q(slug=str(ref))
+    project = projects.filter(lookup).first()
+    if project is None:
+        raise ApiError("NOT_FOUND", f"No project {ref}.")
+    return project
+
+
+def writable_project(request: ApiRequest, ref: int | str, *, things: str) -> Project:
+    """A project of the caller's teams that its token's limit covers and its user may add
+    ``things`` (memories, conversations) to; 404 for another's, 403 otherwise."""
+    project = member_project(request, ref)
+    if not token_limit_covers(request.api_token, Scope.PROJECT, project.pk):
+        raise ApiError("FORBIDDEN", f"This token may not add {things} to this project (its limit).")
+    if not can_write_project(request.user, project):
+        raise ApiError(
+            "FORBIDDEN",
+            f"Viewers cannot add {things} to this project, nor anyone to an archived one.",
+        )
+    return project
+
+
+def conversation_in_limit(request: ApiRequest, conversation: Conversation) -> bool:
+    """Whether the caller's token's limit covers ``conversation``: a project's conversation
+    makes that project's memories, any other the user's personal ones."""
+    scope = Scope.PROJECT if conversation.project_id is not None else Scope.USER
+    return token_limit_covers(request.api_token, scope, conversation.project_id)

@@ -8,9 +8,9 @@ from typing import Any, Literal
 from ninja import Field, Router, Schema
 
 from accounts.models import TokenScope
-from api.auth import ApiRequest, requires_scope
+from api.auth import ApiRequest, member_project, requires_scope
 from api.errors import ApiError
-from api.memories import MemoryOut, actor_label, member_project
+from api.memories import MemoryOut, actor_label
 from api.schemas import InSchema
 from conversations.commands import CommandError, detect_language, run_command, undo_forget
 from conversations.models import Conversation

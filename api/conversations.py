@@ -15,12 +15,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.db import transaction
-from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
-from accounts.models import TokenScope
-from api.auth import requires_scope
+from accounts.models import TokenLimit, TokenScope
+from api.auth import ApiRequest, conversation_in_limit, requires_scope, writable_project
 from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.extraction.runs import (
@@ -30,10 +29,9 @@ from conversations.extraction.runs import (
 from conversations.models import Conversation, ExtractionRun, ExtractionTrigger, RunStatus
 from conversations.services import NewMessage, add_messages
 from memories.models import Scope
-from memories.permissions import token_may_write_to
+from memories.permissions import token_limit_covers
 from memories.sensitive import redact
 from teams.models import Project
-from teams.permissions import can_write_project, projects_readable_by
 
 router = Router(tags=["conversations"])
 
@@ -56,7 +54,13 @@ MAX_PARTICIPANTS = 20
 class ConversationIn(InSchema):
     external_id: str = Field(min_length=1, max_length=200)
     title: str = Field("", max_length=300)
-    project: str | int | None = Field(None, description="A project's slug or id you can write to.")
+    project: str | int | None = Field(
+        None,
+        description=(
+            "A project's slug or id you can write to (default: none, a personal conversation; "
+            "for a token limited to one project, that project)."
+        ),
+    )
     temporary: StrictBool = Field(False, description="Privacy mode: nothing is extracted.")
     client: str = Field("", max_length=100)
     participants: list[Participant] | None = Field(
@@ -179,30 +183,29 @@ def run_out(run: ExtractionRun) -> dict[str, Any]:
     return {**fields, "conversation_id": run.conversation_id, "retry_at": retry_at}
 
 
-def _writable_project(request: HttpRequest, reference: str | int) -> Project:
-    lookup = {"pk": int(reference)} if str(reference).isdigit() else {"slug": str(reference)}
-    project = projects_readable_by(request.user).filter(**lookup).first()
-    if project is None:
-        raise ApiError("NOT_FOUND", f"No project {reference!r} among your teams' projects.")
-    token = getattr(request, "api_token", None)
-    if not token_may_write_to(token, Scope.PROJECT, project.pk):
-        raise ApiError("FORBIDDEN", "This token may not add conversations to this project.")
-    if not can_write_project(request.user, project):
-        raise ApiError(
-            "FORBIDDEN",
-            "Viewers cannot add conversations to this project, nor anyone to an archived one.",
-        )
-    return project
+def _new_conversation_project(request: ApiRequest, reference: str | int | None) -> Project | None:
+    """The project a new conversation belongs to: the one named, else the project of a token
+    limited to one (as the preview's), else none: a personal conversation, which a token
+    limited to a project may not start."""
+    token = request.api_token
+    if reference is None and token is not None and token.limit == TokenLimit.PROJECT:
+        reference = token.limit_project_id
+    if reference is not None:
+        return writable_project(request, reference, things="conversations")
+    if not token_limit_covers(token, Scope.USER, None):
+        raise ApiError("FORBIDDEN", "This token may not add personal conversations (its limit).")
+    return None
 
 
 def _own_conversation(
-    request: HttpRequest, conversation_id: int, *, lock: bool = False
+    request: ApiRequest, conversation_id: int, *, lock: bool = False
 ) -> Conversation:
+    """The caller's conversation, if its token's limit covers it; 404 for any other."""
     conversations = Conversation.objects.filter(owner_id=request.user.pk)
     if lock:
         conversations = conversations.select_for_update(of=("self",))
     conversation = conversations.select_related("project").filter(pk=conversation_id).first()
-    if conversation is None:
+    if conversation is None or not conversation_in_limit(request, conversation):
         raise ApiError("NOT_FOUND", f"No conversation {conversation_id} of yours.")
     return conversation
 
@@ -224,17 +227,19 @@ def _participants(participants: list[Participant] | None) -> list[dict[str, Any]
     summary="Start a conversation (idempotent by external_id)",
 )
 @requires_scope(TokenScope.INGEST)
-def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status[dict[str, Any]]:
+def conversation_create(request: ApiRequest, payload: ConversationIn) -> Status[dict[str, Any]]:
     participants = _participants(payload.participants)
     existing = Conversation.objects.filter(
         owner_id=request.user.pk, external_id=payload.external_id
     ).first()
     if existing is not None:
+        if not conversation_in_limit(request, existing):
+            raise ApiError("FORBIDDEN", "This token may not use this conversation (its limit).")
         if participants is not None and participants != existing.participants:
             existing.participants = participants
             existing.save(update_fields=["participants", "updated_at"])
         return Status(200, _conversation_out(existing))
-    project = _writable_project(request, payload.project) if payload.project is not None else None
+    project = _new_conversation_project(request, payload.project)
     conversation, created = Conversation.objects.get_or_create(
         owner_id=request.user.pk,
         external_id=payload.external_id,
@@ -251,7 +256,7 @@ def conversation_create(request: HttpRequest, payload: ConversationIn) -> Status
 
 @router.get("/conversations/{conversation_id}", response=ConversationOut, summary="A conversation")
 @requires_scope(TokenScope.INGEST)
-def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str, Any]:
+def conversation_detail(request: ApiRequest, conversation_id: int) -> dict[str, Any]:
     return _conversation_out(_own_conversation(request, conversation_id))
 
 
@@ -261,7 +266,8 @@ def conversation_detail(request: HttpRequest, conversation_id: int) -> dict[str,
     summary="Add a batch of messages (idempotent by external_id)",
 )
 @requires_scope(TokenScope.INGEST)
-def messages_add(request: HttpRequest, conversation_id: int, payload: MessagesIn) -> dict[str, Any]:
+def messages_add(request: ApiRequest, conversation_id: int, payload: MessagesIn) -> dict[str, Any]:
+    _own_conversation(request, conversation_id)
     try:
         added = add_messages(
             request.user,
@@ -299,7 +305,7 @@ def _queued(run: ExtractionRun) -> Status[dict[str, Any]]:
     summary="The conversation is over: extract what is left",
 )
 @requires_scope(TokenScope.INGEST)
-def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
+def conversation_end(request: ApiRequest, conversation_id: int) -> Status[dict[str, Any]]:
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id, lock=True)
         previous = conversation.extraction_runs.filter(trigger=ExtractionTrigger.END).first()
@@ -324,7 +330,7 @@ def conversation_end(request: HttpRequest, conversation_id: int) -> Status[dict[
 )
 @requires_scope(TokenScope.INGEST)
 def conversation_summary(
-    request: HttpRequest, conversation_id: int, payload: SummaryIn
+    request: ApiRequest, conversation_id: int, payload: SummaryIn
 ) -> Status[dict[str, Any]]:
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id)
@@ -342,7 +348,7 @@ def conversation_summary(
     summary="Extract now",
 )
 @requires_scope(TokenScope.INGEST)
-def conversation_extract(request: HttpRequest, conversation_id: int) -> Status[dict[str, Any]]:
+def conversation_extract(request: ApiRequest, conversation_id: int) -> Status[dict[str, Any]]:
     with transaction.atomic():
         conversation = _own_conversation(request, conversation_id)
         run = extraction_request(conversation=conversation, trigger=ExtractionTrigger.MANUAL)
@@ -351,8 +357,12 @@ def conversation_extract(request: HttpRequest, conversation_id: int) -> Status[d
 
 @router.get("/extraction-runs/{run_id}", response=RunOut, summary="An extraction run's state")
 @requires_scope(TokenScope.INGEST)
-def extraction_run_detail(request: HttpRequest, run_id: int) -> dict[str, Any]:
-    run = ExtractionRun.objects.filter(pk=run_id, conversation__owner_id=request.user.pk).first()
-    if run is None:
+def extraction_run_detail(request: ApiRequest, run_id: int) -> dict[str, Any]:
+    run = (
+        ExtractionRun.objects.filter(pk=run_id, conversation__owner_id=request.user.pk)
+        .select_related("conversation")
+        .first()
+    )
+    if run is None or not conversation_in_limit(request, run.conversation):
         raise ApiError("NOT_FOUND", f"No extraction run {run_id} of yours.")
     return run_out(run)

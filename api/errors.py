@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.errors import AuthorizationError as NinjaAuthorizationError
+from psycopg_pool import PoolTimeout
 
 from memories.sensitive import SensitiveContent
 
@@ -35,8 +36,10 @@ STATUS_CODES = {
     "INTERNAL_ERROR": 500,
     "SERVICE_UNAVAILABLE": 503,
 }
-# Seconds a client should wait before trying again when the database is unavailable.
+# Seconds a client should wait before trying again when the database is unavailable, and
+# when every pooled connection is in use (the server sheds load: config/database.py).
 RETRY_AFTER_SECONDS = 30
+BUSY_RETRY_AFTER_SECONDS = 1
 
 # The code and message for an error that came with a status only (ninja's HttpError,
 # or a non-JSON page the middleware turns into JSON): the generic code of each status.
@@ -50,6 +53,7 @@ GENERIC_ERRORS = {
     413: ("PAYLOAD_TOO_LARGE", "The request body is too large."),
     415: ("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json."),
     429: ("RATE_LIMITED", "Too many requests; slow down."),
+    503: ("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly."),
 }
 INTERNAL_ERROR = ("INTERNAL_ERROR", "Something went wrong on the server.")
 
@@ -68,6 +72,19 @@ class ApiError(Exception):
         self.message = message
         self.details = details or {}
         self.status = STATUS_CODES[code]
+
+
+def database_unavailable(exc: BaseException) -> tuple[str, int] | None:
+    """For a database error: what to tell the client and the seconds before it tries again
+    (the database away, or every pooled connection in use); None for any other error."""
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return None
+    pool = getattr(connection, "pool", None)
+    if isinstance(exc.__cause__, PoolTimeout) and pool is not None:
+        stats = pool.get_stats()
+        if stats["pool_size"] >= stats["pool_max"]:
+            return "The server is busy; try again in a moment.", BUSY_RETRY_AFTER_SECONDS
+    return "The database is unavailable; try again shortly.", RETRY_AFTER_SECONDS
 
 
 def error_response(code: str, message: str, details: dict[str, Any] | None = None) -> JsonResponse:
@@ -129,12 +146,12 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     @api.exception_handler(Exception)
     def internal_error(request: HttpRequest, exc: Exception) -> HttpResponse:
-        if isinstance(exc, OperationalError | InterfaceError):
-            logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exc)
-            response = error_response(
-                "SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly."
-            )
-            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        unavailable = database_unavailable(exc)
+        if unavailable is not None:
+            message, retry_after = unavailable
+            logger.warning("%s %s %s: %s", message, request.method, request.path, exc)
+            response = error_response("SERVICE_UNAVAILABLE", message)
+            response["Retry-After"] = str(retry_after)
             return response
         logger.exception("API error on %s %s", request.method, request.path)
         return error_response(

@@ -18,7 +18,13 @@ from ninja import Field, Query, Router, Schema, Status
 from pydantic import field_validator
 
 from accounts.models import MemorySettings, TokenScope
-from api.auth import ApiRequest, requires_scope
+from api.auth import (
+    ApiRequest,
+    conversation_in_limit,
+    member_project,
+    requires_scope,
+    writable_project,
+)
 from api.errors import ApiError
 from api.schemas import ApiDateTime, InSchema, StrictBool, Tag
 from conversations.models import Conversation
@@ -29,12 +35,10 @@ from memories.permissions import (
     can_change_memory,
     memories_for_token,
     memories_visible_to,
-    token_may_write_to,
+    token_limit_covers,
 )
 from memories.search import search_memories
 from search.embeddings import fallback_degraded
-from teams.models import Project
-from teams.permissions import can_write_project, projects_readable_by
 
 router = Router(tags=["memories"])
 
@@ -202,16 +206,6 @@ def writable_memory(request: ApiRequest, memory_id: int) -> Memory:
     return memory
 
 
-def member_project(request: ApiRequest, ref: int | str) -> Project:
-    """A project of the caller's teams, by id or slug; 404 for any other."""
-    projects = projects_readable_by(request.user)
-    lookup = Q(pk=int(ref)) if str(ref).isdigit() else Q(slug=str(ref))
-    project = projects.filter(lookup).first()
-    if project is None:
-        raise ApiError("NOT_FOUND", f"No project {ref}.")
-    return project
-
-
 def require_memory_enabled(request: ApiRequest) -> None:
     if not MemorySettings.for_user(request.user).memory_enabled:
         raise ApiError(
@@ -293,17 +287,15 @@ def memory_create(request: ApiRequest, payload: MemoryIn) -> Status[Memory]:
                 "A project memory needs a project.",
                 {"fields": [{"field": "project", "message": "required for scope=project"}]},
             )
-        project = member_project(request, payload.project)
-        if not can_write_project(request.user, project):
-            raise ApiError("FORBIDDEN", "Viewers cannot add memories to this project.")
-    if not token_may_write_to(request.api_token, payload.scope, project.pk if project else None):
-        raise ApiError("FORBIDDEN", "This token may not add memories there (its limit).")
+        project = writable_project(request, payload.project, things="memories")
+    elif not token_limit_covers(request.api_token, payload.scope, None):
+        raise ApiError("FORBIDDEN", "This token may not add personal memories (its limit).")
     conversation = None
     if payload.conversation_id:
         conversation = Conversation.objects.filter(
             owner_id=request.user.pk, external_id=payload.conversation_id
         ).first()
-        if conversation is None:
+        if conversation is None or not conversation_in_limit(request, conversation):
             raise ApiError("NOT_FOUND", f"No conversation {payload.conversation_id}.")
     elif payload.scope == Scope.CONVERSATION:
         raise ApiError(

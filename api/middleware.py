@@ -15,6 +15,41 @@ from api.errors import error_response, generic_error
 UPLOAD_ENDPOINTS = {"/api/v1/imports": "IMPORT_MAX_BYTES"}
 
 
+# JSON nested deeper than this is refused (400): nothing the API or the proxy reads nests
+# beyond a few levels, and walking a deeper one would exhaust Python's recursion.
+MAX_JSON_DEPTH = 64
+
+
+class JsonTooDeep(ValueError):
+    pass
+
+
+def json_depth(value: Any) -> int:
+    """How many levels of arrays and objects ``value`` nests (counted without recursion)."""
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth - 1
+
+
+def read_json(body: bytes) -> Any:
+    """``body`` parsed: ValueError when it is not JSON, JsonTooDeep when it nests deeper
+    than MAX_JSON_DEPTH."""
+    try:
+        value = json.loads(body)
+    except RecursionError as exc:
+        raise JsonTooDeep from exc
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise JsonTooDeep
+    return value
+
+
 def is_upload(request: HttpRequest) -> bool:
     return (
         request.method == "POST"
@@ -96,7 +131,12 @@ class ApiRequestChecksMiddleware:
                     return error_response(code, message, {"content_type": request.content_type})
                 if request.body:
                     try:
-                        body = json.loads(request.body)
+                        body = read_json(request.body)
+                    except JsonTooDeep:
+                        return error_response(
+                            "VALIDATION_ERROR",
+                            f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.",
+                        )
                     except ValueError:
                         body = None  # ninja answers it
                     fields.extend(_control_character_paths(body))

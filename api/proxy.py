@@ -49,6 +49,12 @@ from accounts.models import ApiToken, TokenScope
 from api.auth import ApiRequest, scope_refusal
 from api.commands import CommandIn
 from api.commands import command as command_endpoint
+from api.conversations import (
+    ConversationIn,
+    MessagesIn,
+    conversation_create,
+    messages_add,
+)
 from api.errors import ApiError
 from api.gateway import (
     Scope,
@@ -58,11 +64,10 @@ from api.gateway import (
     scope_token,
     scratch_response,
 )
+from api.middleware import MAX_JSON_DEPTH, JsonTooDeep, read_json
 from api.recall import PreviewIn
 from api.recall import preview as preview_endpoint
 from conversations.commands import CommandError
-from conversations.models import Conversation
-from conversations.services import NewMessage, add_messages
 from core.openai_sdk import Endpoint
 
 logger = logging.getLogger(__name__)
@@ -200,16 +205,21 @@ def run_command(request: ApiRequest, text: str) -> str:
 
 def store_exchange(request: ApiRequest, turn: Turn, answer: str) -> None:
     """The user's turn and the answer, in the conversation ``turn`` names (started for this
-    client if new), through the same service as the JSON API's messages endpoint."""
-    conversation, _created = Conversation.objects.get_or_create(
-        owner_id=request.user.pk, external_id=turn.conversation, defaults={"client": CLIENT}
-    )
-    if conversation.temporary:
+    client if new), through the JSON API's conversation and messages endpoints: a token's
+    limit and the user's role apply as there (a token limited to a project stores in that
+    project, never in a personal conversation)."""
+    conversation = conversation_create(
+        request, ConversationIn.model_validate({"external_id": turn.conversation, "client": CLIENT})
+    ).value
+    if conversation["temporary"]:
         return
-    messages = [NewMessage(f"{turn.key}-user", "user", turn.user_text[:MAX_STORED_CHARS])]
-    if answer.strip():
-        messages.append(NewMessage(f"{turn.key}-assistant", "assistant", answer[:MAX_STORED_CHARS]))
-    add_messages(request.user, conversation.pk, messages)
+    said = [("user", turn.user_text), ("assistant", answer)]
+    messages = [
+        {"external_id": f"{turn.key}-{role}", "role": role, "content": text[:MAX_STORED_CHARS]}
+        for role, text in said
+        if text.strip()
+    ]
+    messages_add(request, conversation["id"], MessagesIn.model_validate({"messages": messages}))
 
 
 async def store_later(scope: Scope, turn: Turn, answer: Answer) -> None:
@@ -217,6 +227,8 @@ async def store_later(scope: Scope, turn: Turn, answer: Answer) -> None:
         return
     try:
         await as_caller(scope, lambda request: store_exchange(request, turn, answer.text()))
+    except ApiError as exc:
+        logger.warning("The proxy did not store conversation %s: %s", turn.conversation, exc)
     except Exception:
         logger.exception("The proxy could not store conversation %s", turn.conversation)
 
@@ -444,7 +456,11 @@ class ProxyEndpoint(TokenEndpoint):
         if refusal is not None:
             return openai_error(refusal.status, refusal.message, refusal.code, "permission_error")
         try:
-            body = await request.json()
+            body = read_json(await request.body())
+        except JsonTooDeep:
+            return openai_error(
+                400, f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.", "VALIDATION_ERROR"
+            )
         except ValueError:
             return openai_error(400, "The body is not JSON.", "VALIDATION_ERROR")
         messages = body.get("messages") if isinstance(body, dict) else None

@@ -10,9 +10,8 @@ from ninja import Field, Router, Schema
 from pydantic import BaseModel
 
 from accounts.models import TokenScope
-from api.auth import ApiRequest, requires_scope
+from api.auth import ApiRequest, member_project, requires_scope
 from api.errors import ApiError
-from api.memories import member_project
 from api.schemas import ApiDateTime, InSchema, StrictBool
 from conversations.models import Conversation
 from recall.injection import (

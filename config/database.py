@@ -47,6 +47,10 @@ _SIZE = re.compile(r"^\s*(\d+)\s*(MB|GB)\s*$", re.IGNORECASE)
 POOL_VARIABLE = "MEMORYAPP_CONNECTION_POOL"
 # Connections a web process may hold at once (requests and side connections).
 DEFAULT_POOL_SIZE = 20
+# Seconds a request waits for one of them: under load it is answered 503 (Retry-After) at
+# once rather than queued for long (the pool's own default, 30 s, made clients time out);
+# benchmarks/preview_load.py measures it.
+DEFAULT_POOL_TIMEOUT = 0.5
 # Where a container's memory limit is found (cgroup v2, then v1).
 CGROUP_MEMORY_LIMITS = (
     Path("/sys/fs/cgroup/memory.max"),
@@ -102,10 +106,11 @@ def connection_reuse(environ: dict[str, str] | Any) -> dict[str, Any]:
             "CONN_HEALTH_CHECKS": True,
         }
     size = int(environ.get("DB_POOL_SIZE", "") or DEFAULT_POOL_SIZE)
+    timeout = float(environ.get("DB_POOL_TIMEOUT", "") or DEFAULT_POOL_TIMEOUT)
     return {
         "CONN_MAX_AGE": 0,
         "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": {"pool": {"min_size": 1, "max_size": size, "timeout": 10}},
+        "OPTIONS": {"pool": {"min_size": 1, "max_size": size, "timeout": timeout}},
     }
 
 

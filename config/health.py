@@ -71,18 +71,33 @@ def _is_staff(request: HttpRequest) -> bool:
         return False
 
 
+# What the checks that need the database say when it is unreachable: they are not tried, so
+# that /healthz answers after one wait for a connection, not one per check.
+DATABASE_UNAVAILABLE = {"ok": False, "error": "database unavailable"}
+
+
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     """Each component's state; its details (versions, errors, which may name sockets or
     hosts) only for staff."""
-    checks = {
-        "database": _database(),
-        "pgvector": _pgvector(),
-        "worker": _worker(),
-        "embeddings": _embeddings(),
-    }
+    database = _database()
+    if database["ok"]:
+        checks = {
+            "database": database,
+            "pgvector": _pgvector(),
+            "worker": _worker(),
+            "embeddings": _embeddings(),
+        }
+    else:
+        checks = {
+            "database": database,
+            "pgvector": DATABASE_UNAVAILABLE,
+            "worker": {**DATABASE_UNAVAILABLE, "last_heartbeat": None},
+            "embeddings": DATABASE_UNAVAILABLE,
+        }
     healthy = all(check["ok"] for check in checks.values())
-    if not _is_staff(request):
+    # Who is asking is read from the database too.
+    if not (database["ok"] and _is_staff(request)):
         checks = {
             name: {key: check[key] for key in PUBLIC_KEYS if key in check}
             for name, check in checks.items()

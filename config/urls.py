@@ -121,3 +121,5 @@ urlpatterns = [
     re_path(r"^api/v1/.*$", pages.api_not_found, name="api-not-found"),
     path("admin/", admin.site.urls),
 ]
+
+handler500 = "config.views.server_error"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from django.conf import settings
 from django.contrib import messages
@@ -9,12 +10,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.views import defaults
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.http import AuthenticatedHttpRequest
-from api.errors import error_response
+from api.errors import database_unavailable, error_response
 from config import my_data as my_data_services
 from imports.views import section_context
 from teams import services as team_services
@@ -25,6 +28,20 @@ def home(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("memory-list")
     return render(request, "home.html")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """An unhandled error's page (handler500): when the database is unreachable, a 503 with
+    Retry-After, as the API answers (an error anywhere, even in a middleware reading the
+    session, lands here); any other error, Django's 500 page."""
+    exc = sys.exc_info()[1]
+    unavailable = database_unavailable(exc) if exc is not None else None
+    if unavailable is not None:
+        # Rendered without the request: its context (the user, the session) needs the database.
+        response = HttpResponse(render_to_string("503.html"), status=503)
+        response["Retry-After"] = str(unavailable[1])
+        return response
+    return defaults.server_error(request)
 
 
 def api_not_found(request: HttpRequest) -> HttpResponse:

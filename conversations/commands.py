@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
+from django.db import transaction
 from django.db.models import Count
 
 from accounts.models import MemorySettings
@@ -245,12 +246,15 @@ def _remember_project(context: CommandContext, content: str) -> CommandReply:
 
 
 def _personal(context: CommandContext) -> MemoryQuerySet:
-    """What /forget may trash: the user's own personal and conversation memories."""
+    """What /forget may trash: the user's own personal and conversation memories, locked
+    (in the caller's transaction) so that of two /forget at once, the one that waited finds
+    them trashed and says so, rather than replying with an undo token that undoes nothing."""
     return (
         Memory.objects.alive()
         .filter(owner=context.user, scope__in=[Scope.USER, Scope.CONVERSATION])
         .defer("embedding", "search_vector", "search_document")
         .order_by("id")
+        .select_for_update(of=("self",))
     )
 
 
@@ -259,23 +263,25 @@ def _forget(context: CommandContext, words: str) -> CommandReply:
     if not raw:
         raise CommandError("VALIDATION_ERROR", context.say("need_words"))
     query = SearchQuery(raw, search_type="raw", config=SEARCH_CONFIG)
-    matches = list(_personal(context).filter(search_vector=query)[:FORGET_LIMIT])
-    if not matches:
-        return CommandReply("", context.say("forgot_none", words=words), context.language)
-    batch = services.memories_delete(
-        memories=matches, actor=context.user, actor_label=context.actor_label
-    )
+    with transaction.atomic():
+        matches = list(_personal(context).filter(search_vector=query)[:FORGET_LIMIT])
+        if not matches:
+            return CommandReply("", context.say("forgot_none", words=words), context.language)
+        batch = services.memories_delete(
+            memories=matches, actor=context.user, actor_label=context.actor_label
+        )
     reply = context.say("forgot", count=len(matches), items=_items(matches))
     return CommandReply("", reply, context.language, True, matches, batch)
 
 
 def _forget_all(context: CommandContext, _argument: str) -> CommandReply:
-    memories = list(_personal(context))
-    if not memories:
-        return CommandReply("", context.say("forgot_all_none"), context.language)
-    batch = services.memories_delete(
-        memories=memories, actor=context.user, actor_label=context.actor_label
-    )
+    with transaction.atomic():
+        memories = list(_personal(context))
+        if not memories:
+            return CommandReply("", context.say("forgot_all_none"), context.language)
+        batch = services.memories_delete(
+            memories=memories, actor=context.user, actor_label=context.actor_label
+        )
     reply = context.say("forgot_all", count=len(memories))
     return CommandReply("", reply, context.language, True, memories[:LISTED], batch)
 

@@ -5,7 +5,8 @@
   see them; owners, admins and members change them unless the project is
   archived; owners and admins review them unless it is archived.
 - An API token limited to personal memories or one project sees and changes only
-  those (``memories_for_token``).
+  those (``memories_for_token``, ``token_limit_covers``), and only conversations
+  whose memories will be those.
 - Staff review every pending memory (the /review/ queue and the admin).
 
 Pages, API endpoints (with the API token's user), the review queue, memory files
@@ -82,8 +83,11 @@ def memories_for_token(memories: MemoryQuerySet, token: ApiToken | None) -> Memo
     return memories.filter(scope=Scope.PROJECT, project_id=token.limit_project_id)
 
 
-def token_may_write_to(token: ApiToken | None, scope: str, project_id: int | None) -> bool:
-    """Whether a token's limit lets it add a memory of ``scope`` (in ``project_id``)."""
+def token_limit_covers(token: ApiToken | None, scope: str, project_id: int | None) -> bool:
+    """Whether a token's limit covers a memory of ``scope`` (in ``project_id``), or a
+    conversation (a project's, or else personal: its memories will be), to read or write.
+    The one test of a token's limit for a single thing; ``memories_for_token`` is its
+    queryset form."""
     if token is None or not token.limit:
         return True
     if token.limit == TokenLimit.PERSONAL:

@@ -235,6 +235,11 @@ def message_line(message: WindowMessage) -> str:
     return f"[{message.position}] {when}{name}: {redact(message.content)[0]}"
 
 
+# An extraction answer is a few kilobytes of JSON. One far longer is refused unread: reading
+# (and redacting) a 30 MB answer took a run past its time, and the reclaim job started it again.
+MAX_ANSWER_CHARS = 1_000_000
+
+
 class LlmExtractor:
     name = "llm"
 
@@ -289,6 +294,10 @@ class LlmExtractor:
             reason = exc.__cause__ or exc
             raise ExtractionFailed(f"The LLM endpoint could not be reached: {reason}.") from exc
         raw = answer.http_response.text
+        if len(raw) > MAX_ANSWER_CHARS:
+            raise ExtractionFailed(
+                f"The LLM endpoint's answer is over {MAX_ANSWER_CHARS:,} characters.", raw
+            )
         try:
             return str(json.loads(raw)["choices"][0]["message"]["content"] or "")
         except (ValueError, KeyError, IndexError, TypeError) as exc:

@@ -630,13 +630,19 @@ def _save_result(run: ExtractionRun, extracted_through: int | None) -> bool:
         return bool(cursor.fetchone()[0])
 
 
+# Characters of a failed run's raw output kept.
+RAW_OUTPUT_KEPT = 100_000
+
+
 def _record_failure(run_id: int, exc: Exception, started: float) -> ExtractionRun:
     run = ExtractionRun.objects.get(pk=run_id)
     raw_output = exc.raw_output if isinstance(exc, ExtractionFailed) else ""
     run.status = RunStatus.FAILED
     run.error = f"{type(exc).__name__}: {exc}"[:2000]
-    # What the LLM answered is kept for diagnosis, without any secret it may echo.
-    run.raw_output = redact(raw_output)[0][:100_000]
+    # What the LLM answered is kept for diagnosis (its start), without any secret it may echo:
+    # cut before it is redacted (a huge answer took a minute to redact), with a margin so that
+    # a secret across the cut is still recognised whole.
+    run.raw_output = redact(raw_output[: RAW_OUTPUT_KEPT + 1000])[0][:RAW_OUTPUT_KEPT]
     run.duration_ms = int((time.monotonic() - started) * 1000)
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "error", "raw_output", "duration_ms", "finished_at"])

@@ -216,3 +216,65 @@ def test_token_pause_is_the_owners_only(alice, charlie):
     assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
     token.refresh_from_db()
     assert not token.is_paused
+
+
+def test_project_limit_keeps_out_of_personal_conversations(alice, project):
+    """Ingesting with a project-limited token: its conversations are the project's, and the
+    user's personal conversations are out of its reach (issue 42, item 1)."""
+    from conversations.models import Conversation, ExtractionRun
+
+    personal = Conversation.objects.create(owner=alice, external_id="diary", title="My diary")
+    run = ExtractionRun.objects.create(conversation=personal)
+    _token, client = token_client(alice, limit="project", limit_project=project)
+
+    started = client.post(
+        "/api/v1/conversations", {"external_id": "chat-1"}, content_type="application/json"
+    )
+    assert started.status_code == 201 and started.json()["project"] == project.slug
+    assert not Conversation.objects.filter(external_id="chat-1", project=None).exists()
+    again = client.post(
+        "/api/v1/conversations", {"external_id": "diary"}, content_type="application/json"
+    )
+    assert again.status_code == 403 and "My diary" not in again.content.decode()
+    assert client.get(f"/api/v1/conversations/{personal.pk}").status_code == 404
+    message = {"external_id": "m1", "role": "user", "content": "I moved to Lyon"}
+    appended = client.post(
+        f"/api/v1/conversations/{personal.pk}/messages",
+        {"messages": [message]},
+        content_type="application/json",
+    )
+    assert appended.status_code == 404 and not personal.messages.exists()
+    for action in ("end", "extract"):
+        ended = client.post(
+            f"/api/v1/conversations/{personal.pk}/{action}", content_type="application/json"
+        )
+        assert ended.status_code == 404
+    assert client.get(f"/api/v1/extraction-runs/{run.pk}").status_code == 404
+
+
+def test_personal_limit_keeps_out_of_project_conversations(alice, project):
+    from conversations.models import Conversation
+
+    shared = Conversation.objects.create(owner=alice, external_id="team-chat", project=project)
+    _token, client = token_client(alice, limit="personal")
+
+    refused = client.post(
+        "/api/v1/conversations",
+        {"external_id": "chat-2", "project": project.slug},
+        content_type="application/json",
+    )
+    assert refused.status_code == 403
+    assert client.get(f"/api/v1/conversations/{shared.pk}").status_code == 404
+    started = client.post(
+        "/api/v1/conversations", {"external_id": "chat-3"}, content_type="application/json"
+    )
+    assert started.status_code == 201 and started.json()["project"] is None
+
+
+def test_project_limit_of_a_deleted_project_starts_no_conversation(alice, project):
+    _token, client = token_client(alice, limit="project", limit_project=project)
+    project.delete()
+    refused = client.post(
+        "/api/v1/conversations", {"external_id": "chat-4"}, content_type="application/json"
+    )
+    assert refused.status_code == 403

@@ -134,3 +134,12 @@ def test_an_imported_file_with_control_characters_gets_its_own_error() -> None:
 def test_conversation_is_not_created_with_nul(alice: Any) -> None:
     ApiClient(alice).post("/conversations", {"external_id": f"c{NUL}"})
     assert not Conversation.objects.exists()
+
+
+@pytest.mark.parametrize("depth", [100, 1000, 100_000])
+def test_deeply_nested_json_is_a_validation_error(alice: Any, depth: int) -> None:
+    """Issue 42, item 3: was a RecursionError (500) in the request checks."""
+    client = ApiClient(alice).client
+    for path in ("/api/v1/memories", "/api/v1/injection-preview"):
+        response = client.post(path, "[" * depth + "]" * depth, content_type="application/json")
+        assert_validation_error(response)

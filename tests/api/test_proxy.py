@@ -270,6 +270,30 @@ def test_privacy_pause_recalls_and_stores_nothing(server, upstream, alice):
     assert not Conversation.objects.exists()
 
 
+def test_project_limited_token_stores_in_its_project_never_a_personal_chat(
+    server, upstream, alice, project
+):
+    """Issue 42, item 1: the store step applies the token's limit."""
+    diary = Conversation.objects.create(owner=alice, external_id="diary")
+    secret = ApiToken.issue(user=alice, name="Team bot", limit="project", limit_project=project)[1]
+    for headers in ({"X-Memory-Conversation": "diary"}, {}):
+        chat = openai.OpenAI(
+            base_url=f"{server}/v1", api_key=secret, max_retries=0, default_headers=headers
+        )
+        chat.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "I moved to Lyon"}]
+        )
+    stored = wait_for(lambda: Conversation.objects.filter(project=project).first())
+    assert stored is not None and stored.external_id.startswith("openai-proxy-")
+    assert wait_for(lambda: stored.messages.count() == 2)
+    time.sleep(0.3)
+    assert not diary.messages.exists()
+    assert list(Conversation.objects.values_list("external_id", flat=True).order_by("pk")) == [
+        "diary",
+        stored.external_id,
+    ]
+
+
 def test_slash_command_answered_in_the_callers_language(server, upstream, alice):
     chat = client(server, alice, **{"Accept-Language": "zh-CN,zh;q=0.9"})
     answer = chat.chat.completions.create(
@@ -292,6 +316,19 @@ def test_bad_token_and_bad_body(server, upstream, alice):
     )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert upstream.requests == []
+
+
+def test_deeply_nested_json_is_a_validation_error_in_openai_shape(server, upstream, alice):
+    secret = ApiToken.issue(user=alice, name="curl")[1]
+    for depth in (100, 100_000):
+        response = httpx2.post(
+            f"{server}/v1/chat/completions",
+            content="[" * depth + "]" * depth,
+            headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
+        )
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
     assert upstream.requests == []
 
 

@@ -175,3 +175,36 @@ def test_unknown_or_empty_commands(alice):
     assert "/remember" in unknown.json()["error"]["message"]
     assert error_code(empty) == "VALIDATION_ERROR"
     assert chinese_empty.json()["error"]["message"].startswith("请告诉我要找什么")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_forgets_hand_out_one_live_undo_token(alice):
+    """Issue 42, item 6: each of 20 /forget at once answered "Forgot 1" with an undo token,
+    of which only one undid anything."""
+    import threading
+
+    from django.db import connection
+
+    remember(alice, "Always use vitest")
+    apis = [ApiClient(alice) for _ in range(8)]
+    start = threading.Barrier(len(apis))
+    replies = []
+
+    def forget(api):
+        start.wait()
+        try:
+            replies.append(run(api, "/forget vitest"))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=forget, args=(api,)) for api in apis]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    tokens = [reply["undo_token"] for reply in replies if reply["undo_token"]]
+    assert len(replies) == len(apis) and len(tokens) == 1
+    assert sum(reply["changed"] for reply in replies) == 1
+    undone = apis[0].post("/commands/undo", {"undo_token": tokens[0]})
+    assert undone.status_code == 200
+    assert Memory.objects.alive().filter(content="Always use vitest").exists()

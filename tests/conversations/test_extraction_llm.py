@@ -305,3 +305,28 @@ def test_event_dates_are_read_leniently(value: Any, expected: date | None) -> No
     item = {"content": "Went to Lyon", "event_date": value, "messages": [1]}
     candidate = candidate_from_item(item, MESSAGES)
     assert candidate is not None and candidate.event_date == expected
+
+
+@pytest.mark.django_db
+def test_a_huge_answer_fails_at_once_with_its_start_kept(
+    alice: Any, llm_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42, item 7: a 30 MB answer was read and redacted whole, past the run's time."""
+    from conversations.extraction import runs
+
+    redacted: list[int] = []
+    redact = runs.redact
+
+    def measured_redact(text: str, *args: Any) -> Any:
+        redacted.append(len(text))
+        return redact(text, *args)
+
+    monkeypatch.setattr(runs, "redact", measured_redact)
+    llm_server.answer = '{"memories": [' + '{"content": "x"}, ' * 200_000 + "]}"
+    conversation = conversation_with(alice, ("user", "I prefer Vue over React for the frontend"))
+    run = ExtractionRun.objects.create(conversation=conversation, trigger="manual", extractor="llm")
+    failed = execute_run(run.pk)
+    assert failed.status == RunStatus.FAILED
+    assert "over 1,000,000 characters" in failed.error
+    assert len(failed.raw_output) == 100_000
+    assert max(redacted) <= 101_000
