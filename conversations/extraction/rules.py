@@ -22,6 +22,7 @@ from conversations.extraction.dates import Dated, resolve
 from conversations.extraction.summary import summary_items
 from conversations.extraction.topics import find_topic
 from core.cjk import CJK_LETTER
+from memories.gate import FEELING_FOR_LISTENER, REACTION, REMARK, SMALL_TALK
 from memories.models import Kind
 
 # Where a value ends: punctuation, or a clause that explains rather than states.
@@ -602,48 +603,13 @@ def _third_person_start(text: str, speaker: str) -> str:
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
 
 
-# Talk, not facts, by kind of statement: greetings, thanks, wishes and goodbyes; reactions to
-# what the other said ("That's awesome!", "So true", "真不错！"); feelings for the listener
-# ("I'm so glad you had fun"); and remarks on their news ("5 years is a long time!").
-_SMALL_TALK = re.compile(
-    r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
-    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦"
-    r"|^(?:hi|hello|hey|thanks|thank you|cheers|bye|see you|take care|welcome|miss you|"
-    r"love you|hugs|merry christmas|happy (?:birthday|new year|holidays|christmas|easter))\b"
-    r"|^(?:感谢|多谢|恭喜|祝你|祝您|生日快乐|新年快乐|拜拜|再见|回头聊|早安|辛苦了?|加油)",
-    re.IGNORECASE,
-)
-_REACTION = re.compile(
-    r"^(?:that(?:'s| is| was| sounds| looks| must be)|this is|sounds|looks|what an?|how (?:cool|"
-    r"nice|lovely|exciting|fun|awful|sad|great)|so (?:true|cool|good|fun|funny)|such an?|totally|"
-    r"exactly|absolutely|definitely|true|same|me too|aww+|omg|yay|nice|great|awesome|amazing|"
-    r"cool|lovely|brilliant|perfect|fair|ha+|ugh|oh no|poor|good for (?:you|her|him|them)|no way|"
-    r"love (?:that|it|this)|lucky (?:you|thing)|you(?:'re| are| must| should| know| have| did)?)\b"
-    r"|^(?:真(?:不错|好|棒|厉害|羡慕)|太(?:好|棒|厉害|可爱|惨|酷)了|好(?:厉害|羡慕|可爱|棒|吧)|"
-    r"厉害|羡慕|可怜|不错|确实|对啊|天哪|我的天|哇|没事|别担心|放心)",
-    re.IGNORECASE,
-)
-_FEELING_FOR_LISTENER = re.compile(
-    r"\bI(?:'m| am)(?: so| really| very| just)? (?:glad|happy|sorry|proud|jealous|thrilled|"
-    r"excited|impressed)\b.*\b(?:you|to hear)\b|替你|为你",
-    re.IGNORECASE,
-)
-_REMARK = re.compile(
-    r"^[^,，;；]*\b(?:is|are|was|sounds|looks)(?: still| so| such| really| very| pretty| quite)*"
-    r" (?:a |an )?(?:long time|big deal|amazing|awesome|great|lovely|brilliant|cool|fun|hilarious|"
-    r"impressive|incredible|wild|crazy|insane|ridiculous|scary|exciting|adorable|cute|huge|"
-    r"massive|tough|rough)\b[^,，;；]*!+$",
-    re.IGNORECASE,
-)
-
-
 def _small_talk(text: str, dated: Dated) -> bool:
-    """Whether the statement is talk rather than a fact about anyone (see _SMALL_TALK): a
+    """Whether the statement is talk rather than a fact about anyone (memories.gate): a
     reaction or remark that goes on to say what the speaker did or when ("Same, I start on
     Monday", "Perfect, sending it tomorrow") is a fact."""
-    if _SMALL_TALK.search(text) or _FEELING_FOR_LISTENER.search(text):
+    if SMALL_TALK.search(text) or FEELING_FOR_LISTENER.search(text):
         return True
-    if not (_REACTION.match(text) or _REMARK.match(text)):
+    if not (REACTION.match(text) or REMARK.match(text)):
         return False
     return not (_FIRST_PERSON.search(text) or dated.date is not None)
 

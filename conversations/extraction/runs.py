@@ -50,6 +50,7 @@ from conversations.models import (
     RunStatus,
 )
 from core.prepared_statements import prepared_cursor
+from memories.gate import rejection
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from search.embeddings import get_provider
@@ -548,7 +549,9 @@ def _extract(run: ExtractionRun) -> int | None:
     before = run.message_before  # type: ignore[attr-defined]  # read with the run
     messages = [m for m in screened(window, before) if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
-    kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
+    safe = [candidate for candidate in candidates if not _is_sensitive(candidate)]
+    # Talk is not memory (memories.gate): counted with what reconciliation skips.
+    kept = [candidate for candidate in safe if not rejection(candidate.kind, candidate.content)]
     reconciler = Reconciler(
         conversation=conversation,
         run_id=run.pk,
@@ -559,9 +562,9 @@ def _extract(run: ExtractionRun) -> int | None:
     tally = reconciler.reconcile(kept)
     run.status = RunStatus.SUCCEEDED
     run.candidates = len(candidates)
-    run.dropped_sensitive = len(candidates) - len(kept)
+    run.dropped_sensitive = len(candidates) - len(safe)
     run.created, run.merged = tally.created, tally.merged
-    run.superseded, run.skipped = tally.superseded, tally.skipped
+    run.superseded, run.skipped = tally.superseded, tally.skipped + len(safe) - len(kept)
     return window[-1].position if window else None
 
 
