@@ -251,7 +251,8 @@ RULES: list[Rule] = [
     _rule(F, r"我(?:家)?(?:养了|有)(?P<value>(?:一|两|二|三|四|\d)(?:只|条|个|位|匹)[\u4e00-\u9fff]{1,6}?)(?:[，,]?(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}))?(?:[，,。！]|了|$)",
           "有{value}[，叫{name}]"),
     _rule(F, r"我养(?P<value>狗|猫|宠物)了", "养了{value}"),
-    _rule(F, r"我(?:的)?(?P<rel>{_CJK_REL})(?P<rest>(?:[\u4e00-\u9fffA-Za-z]{1,4}[，,]?)?(?!说|觉得|喜欢|想)[^，,。！？]{2,}?(?:[，,][^，,。！？]{2,}?)?)CJK$",
+    # What follows about the same person, clause after clause, is one memory.
+    _rule(F, r"我(?:的)?(?P<rel>{_CJK_REL})(?P<rest>(?:[\u4e00-\u9fffA-Za-z]{1,4}[，,]?)?(?!说|觉得|喜欢|想)[^，,。！？]{2,}?(?:[，,](?!她|他|我|你|但|不过|所以)[^，,。！？]{2,}?)*)(?=[。！？!?；;]|$)",
           "{rel}{rest}", possessive=True),
     # Plans and decisions (Chinese)
     _rule(G, r"我(?:们)?(?:现在|最后|已经|还是)?(?:不打算|不准备|不再|不想再?|决定不)(?P<value>[^，。！？]{2,}?)了?CJK$", "不再打算{value}", subject="plan", negative=True),
