@@ -157,7 +157,7 @@ _EXPRESSIONS: list[tuple[str, re.Pattern[str]]] = [
 ]  # fmt: skip
 # How often, not when: "three days a week", "in twice a month", "every Monday", 每周三次,
 # 一周两天, 每周二、周四, 每月5号. No expression inside one is a date.
-_RECURRING = re.compile(
+RECURRING = re.compile(
     rf"\b(?:{_EN_NUM}|once|twice|several|many) (?:(?:full |half |whole )?"
     r"(?:times?|days?|nights?|evenings?|mornings?|afternoons?|weekends?|hours?|sessions?|runs?|"
     r"shifts?|classes|lessons?) )?(?:a|an|per|each|every) (?:day|week|fortnight|month|year)\b"
@@ -380,7 +380,7 @@ def find(text: str, reference: date | None) -> list[Expression]:
         return []
     when = tense(text)
     found: list[Expression] = []
-    recurring = [match.span() for match in _RECURRING.finditer(text)]
+    recurring = [match.span() for match in RECURRING.finditer(text)]
     taken = recurring + [match.span() for match in _AGE.finditer(text)]
     yearly = bool(_YEARLY.search(text))
     for name, pattern in _EXPRESSIONS:

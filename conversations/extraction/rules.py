@@ -19,6 +19,7 @@ from django.conf import settings
 
 from conversations.extraction import Candidate, WindowMessage
 from conversations.extraction.dates import Dated, resolve
+from conversations.extraction.kinds import is_answer_style
 from conversations.extraction.summary import summary_items
 from conversations.extraction.topics import find_topic
 from core.cjk import CJK_LETTER
@@ -85,6 +86,8 @@ _EMPTY_VALUES = {
 _EMPTY_CJK_PREFIXES = ("这", "那", "它", "你", "他", "她", "一下", "一点", "什么")
 
 MAX_CONTENT_CHARS = 300
+# The tag of a request about how answers should look.
+ANSWERS = "answers"
 
 
 @dataclass(frozen=True)
@@ -471,6 +474,49 @@ _FIRST_PERSON_EN = [
 ]
 
 
+# What a request to the assistant says of the user and of itself, said neutrally: "answer me in
+# English" is "answer in English", "keep them short" names what "them" stands for.
+_ANSWERED_ME = re.compile(
+    r"\b(answer|reply|respond|write|talk to|tell|hand|give|show|send) me\b", re.I
+)
+_PLURAL_THING = re.compile(r"\b(?:the|your|my) ((?:[\w-]+ ){0,3}[\w-]+s)\b", re.I)
+_NEUTRAL_CJK = [
+    (re.compile(r"(?:你|您)(?:就|也|先|再)?"), ""),
+    (re.compile(r"(?:帮|替|给)我(?=[\u4e00-\u9fff])"), ""),
+    (re.compile(r"(回答|回复|告诉|提醒)我"), r"\1"),
+    (re.compile(r"(?:他们|她们|它们)"), "对方"),
+    (re.compile(r"我的?"), "用户"),
+]
+
+
+def neutral(text: str) -> str:
+    """``text`` without "I/me/my/you" or 我/你: a request about answers as a memory reads it."""
+    if _CJK.search(text):
+        for pattern, replacement in _NEUTRAL_CJK:
+            text = pattern.sub(replacement, text)
+        return clean_content(text.lstrip("，,、 "))
+    text = _ANSWERED_ME.sub(
+        lambda m: (
+            m.group(1)
+            if m.group(1).lower() in ("answer", "reply", "respond", "write")
+            else f"{m.group(1)} the user"
+        ),
+        text,
+    )
+
+    def antecedent(match: re.Match[str]) -> str:
+        before = list(_PLURAL_THING.finditer(text[: match.start()]))
+        return f"the {before[-1].group(1)}" if before else match.group(0)
+
+    text = re.sub(
+        r"(?<=\bkeep )them\b|(?<=\bin )them\b|(?<=\bto )them\b|(?<=\bfor )them\b", antecedent, text
+    )
+    text = re.sub(r"\byour\b ?", "", text, flags=re.I)
+    text = re.sub(r"\b(?:let|for) me\b", lambda m: m.group(0)[:-2] + "the user", text)
+    text = re.sub(r"\byou\b", "the assistant", text)
+    return clean_content(text)
+
+
 def clean_content(content: str) -> str:
     """No bullet or punctuation in front, no doubled words, no first person."""
     content = _LEADING_JUNK.sub("", content.strip())
@@ -699,10 +745,23 @@ def sentence_candidates(
     statements then name them ("Mia went to ...").
     """
     sentence = _LEADING_JUNK.sub("", sentence).strip()
-    if not _is_statement(sentence):
+    request = not speaker and not sentence.endswith(("?", "？")) and is_answer_style(sentence)
+    if not (request or _is_statement(sentence)):
         return []
     dated = resolve(sentence, sent_at)
     text = _DISCOURSE.sub("", dated.text).strip() or dated.text
+    if request:
+        # A request about answers is one preference, every clause of it kept.
+        return [
+            Candidate(
+                kind=Kind.PREFERENCE,
+                content=neutral(text)[:MAX_CONTENT_CHARS],
+                message_ids=message_ids,
+                quote=sentence,
+                confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
+                tags=[ANSWERS],
+            )
+        ]
     candidates = []
     seen: set[str] = set()
     for rule, groups in _matches(text):
@@ -830,15 +889,18 @@ class RulesExtractor:
                 if adopted is not None:
                     candidates.append(adopted)
             previous_assistant = None
+            request: Candidate | None = None
             for sentence in sentences(message.content):
-                candidates.extend(
-                    sentence_candidates(
-                        sentence,
-                        message_ids=[message.id],
-                        speaker=speaker,
-                        sent_at=message.sent_at,
-                    )
+                found = sentence_candidates(
+                    sentence, message_ids=[message.id], speaker=speaker, sent_at=message.sent_at
                 )
+                if request is not None and [c.tags for c in found] == [[ANSWERS]]:
+                    # A request about answers that goes on in the next sentence is one request.
+                    request.content = f"{request.content} {found[0].content}"[:MAX_CONTENT_CHARS]
+                    request.quote = f"{request.quote} {sentence}"
+                    continue
+                request = found[0] if [c.tags for c in found] == [[ANSWERS]] else None
+                candidates.extend(found)
         candidates.extend(summary_candidates(summary))
         return candidates
 

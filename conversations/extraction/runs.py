@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from accounts.models import MemorySettings
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
+from conversations.extraction.kinds import kind_by_definition
 from conversations.extraction.reconcile import Reconciler
 from conversations.extraction.unflushed_commits import COMMIT_WITHOUT_FLUSH
 from conversations.models import (
@@ -552,6 +553,8 @@ def _extract(run: ExtractionRun) -> int | None:
     safe = [candidate for candidate in candidates if not _is_sensitive(candidate)]
     # Talk is not memory (memories.gate): counted with what reconciliation skips.
     kept = [candidate for candidate in safe if not rejection(candidate.kind, candidate.content)]
+    for candidate in kept:
+        candidate.kind = kind_by_definition(candidate.content, candidate.kind, candidate.quote)
     reconciler = Reconciler(
         conversation=conversation,
         run_id=run.pk,
