@@ -23,11 +23,14 @@ def register_kind_reading() -> None:
 
 
 def kind_of_statement(text: str) -> str | None:
-    """The kind the rules extractor reads in ``text`` ("I prefer…": a preference)."""
+    """The kind extraction reads in ``text``: its rules' ("I prefer…": a preference), then the
+    definitions' (``extraction.kinds``)."""
+    from conversations.extraction.kinds import kind_by_definition
     from conversations.extraction.rules import candidate_from_sentence
 
-    candidate = candidate_from_sentence(" ".join(text.split()), message_ids=[])
-    return candidate.kind if candidate else None
+    text = " ".join(text.split())
+    candidate = candidate_from_sentence(text, message_ids=[])
+    return kind_by_definition(text, candidate.kind if candidate else "fact")
 
 
 def register_messages() -> None:

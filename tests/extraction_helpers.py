@@ -51,3 +51,21 @@ def lock_conversation(conversation: Conversation) -> None:
     """Hold ``conversation`` as a worker running one of its runs does, until the transaction ends."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", runs._lock_key(conversation.pk))
+
+
+def extracted(
+    user: Any, *turns: tuple[str, str], extractor: str = "rules"
+) -> list[tuple[str, str]]:
+    """(kind, content) of the memories in effect after a real run of ``extractor`` over
+    ``turns`` (role, content)."""
+    from conversations.extraction.runs import execute_run
+    from conversations.models import ExtractionRun
+    from memories.models import Memory
+
+    conversation = conversation_with(user, *turns)
+    run = ExtractionRun.objects.create(
+        conversation=conversation, trigger="end", extractor=extractor
+    )
+    assert execute_run(run.pk).status in ("succeeded", "skipped")
+    stored = Memory.objects.filter(owner=user).alive().current()
+    return sorted(stored.filter(status__in=["active", "pending"]).values_list("kind", "content"))

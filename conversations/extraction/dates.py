@@ -157,7 +157,7 @@ _EXPRESSIONS: list[tuple[str, re.Pattern[str]]] = [
 ]  # fmt: skip
 # How often, not when: "three days a week", "in twice a month", "every Monday", 每周三次,
 # 一周两天, 每周二、周四, 每月5号. No expression inside one is a date.
-_RECURRING = re.compile(
+RECURRING = re.compile(
     rf"\b(?:{_EN_NUM}|once|twice|several|many) (?:(?:full |half |whole )?"
     r"(?:times?|days?|nights?|evenings?|mornings?|afternoons?|weekends?|hours?|sessions?|runs?|"
     r"shifts?|classes|lessons?) )?(?:a|an|per|each|every) (?:day|week|fortnight|month|year)\b"
@@ -165,9 +165,21 @@ _RECURRING = re.compile(
     r"sunday)(?:(?:,| and| or) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))*"
     r"|(?:每|一)个?(?:周|星期|礼拜)(?:[一二三四五六日天](?:[、和或及与跟](?:周|星期|礼拜)?[一二三四五六日天])*"
     r"|[一二两三四五六七八九十几\d]+(?:次|天|回|趟|遍|个|晚))"
-    r"|(?:每|一)个?(?:天|月|年)[一二两三四五六七八九十几\d]+(?:次|回|趟|遍|天|号|日)",
+    r"|(?:每|一)个?(?:天|月|年)[一二两三四五六七八九十几\d]+(?:次|回|趟|遍|天|号|日)"
+    # "every two weeks", "on Sunday mornings", "at weekends", 每两周, 每个周末.
+    r"|\bevery (?:\d+|two|three|four|few|couple of) (?:days|weeks|months|years)\b"
+    r"|\b(?:on |at )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"(?: (?:mornings|afternoons|evenings|nights)|s)\b|\b(?:on|at) (?:weekends|weekdays)\b"
+    r"|每[一二两三四五六七八九十几\d]*个?(?:周|星期|礼拜|天|日|月|年)(?:末|[一二两三四五六七八九十几\d]+(?:次|回|趟|遍|天|号|日))?",
     re.IGNORECASE,
 )
+# Not a date either: an age this year (今年五岁), and a day of the year that comes back every
+# year (a birthday or an anniversary "on July 2", 生日是7月2日) when no year is said.
+_AGE = re.compile(
+    r"(?:今年|this year)(?=\s*(?:才|已经|刚)?[一二两三四五六七八九十\d]+\s*(?:岁|周岁))"
+)
+_YEARLY = re.compile(r"\b(?:birthday|anniversary|name day)\b|生日|纪念日", re.IGNORECASE)
+_YEARLY_DAYS = ("day_month", "month_day", "cjk_full")
 # One cheap test first: most sentences name no time at all.
 _ANY = re.compile(
     re.sub(r"\(\?P<\w+>", "(?:", "|".join(f"(?:{p.pattern})" for _, p in _EXPRESSIONS)),
@@ -368,11 +380,17 @@ def find(text: str, reference: date | None) -> list[Expression]:
         return []
     when = tense(text)
     found: list[Expression] = []
-    taken = [match.span() for match in _RECURRING.finditer(text)]
+    recurring = [match.span() for match in RECURRING.finditer(text)]
+    taken = recurring + [match.span() for match in _AGE.finditer(text)]
+    yearly = bool(_YEARLY.search(text))
     for name, pattern in _EXPRESSIONS:
         for match in pattern.finditer(text):
             start, end = match.span()
             if any(start < e and s < end for s, e in taken):
+                continue
+            if recurring and name == "cjk_weekday" and not match.group("which"):
+                continue  # A schedule's day ("每两周一次，固定在周四"), not a date.
+            if yearly and not match.groupdict().get("year") and name in _YEARLY_DAYS:
                 continue
             if reference is None:
                 if not match.groupdict().get("year") or name in ("month",):

@@ -19,9 +19,11 @@ from django.conf import settings
 
 from conversations.extraction import Candidate, WindowMessage
 from conversations.extraction.dates import Dated, resolve
+from conversations.extraction.kinds import is_answer_style
 from conversations.extraction.summary import summary_items
 from conversations.extraction.topics import find_topic
 from core.cjk import CJK_LETTER
+from memories.gate import FEELING_FOR_LISTENER, REACTION, REMARK, SMALL_TALK
 from memories.models import Kind
 
 # Where a value ends: punctuation, or a clause that explains rather than states.
@@ -84,6 +86,8 @@ _EMPTY_VALUES = {
 _EMPTY_CJK_PREFIXES = ("这", "那", "它", "你", "他", "她", "一下", "一点", "什么")
 
 MAX_CONTENT_CHARS = 300
+# The tag of a request about how answers should look.
+ANSWERS = "answers"
 
 
 @dataclass(frozen=True)
@@ -250,7 +254,8 @@ RULES: list[Rule] = [
     _rule(F, r"我(?:家)?(?:养了|有)(?P<value>(?:一|两|二|三|四|\d)(?:只|条|个|位|匹)[\u4e00-\u9fff]{1,6}?)(?:[，,]?(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}))?(?:[，,。！]|了|$)",
           "有{value}[，叫{name}]"),
     _rule(F, r"我养(?P<value>狗|猫|宠物)了", "养了{value}"),
-    _rule(F, r"我(?:的)?(?P<rel>{_CJK_REL})(?P<rest>(?:[\u4e00-\u9fffA-Za-z]{1,4}[，,]?)?(?!说|觉得|喜欢|想)[^，,。！？]{2,}?(?:[，,][^，,。！？]{2,}?)?)CJK$",
+    # What follows about the same person, clause after clause, is one memory.
+    _rule(F, r"我(?:的)?(?P<rel>{_CJK_REL})(?P<rest>(?:[\u4e00-\u9fffA-Za-z]{1,4}[，,]?)?(?!说|觉得|喜欢|想)[^，,。！？]{2,}?(?:[，,](?!她|他|我|你|但|不过|所以)[^，,。！？]{2,}?)*)(?=[。！？!?；;]|$)",
           "{rel}{rest}", possessive=True),
     # Plans and decisions (Chinese)
     _rule(G, r"我(?:们)?(?:现在|最后|已经|还是)?(?:不打算|不准备|不再|不想再?|决定不)(?P<value>[^，。！？]{2,}?)了?CJK$", "不再打算{value}", subject="plan", negative=True),
@@ -469,6 +474,49 @@ _FIRST_PERSON_EN = [
 ]
 
 
+# What a request to the assistant says of the user and of itself, said neutrally: "answer me in
+# English" is "answer in English", "keep them short" names what "them" stands for.
+_ANSWERED_ME = re.compile(
+    r"\b(answer|reply|respond|write|talk to|tell|hand|give|show|send) me\b", re.I
+)
+_PLURAL_THING = re.compile(r"\b(?:the|your|my) ((?:[\w-]+ ){0,3}[\w-]+s)\b", re.I)
+_NEUTRAL_CJK = [
+    (re.compile(r"(?:你|您)(?:就|也|先|再)?"), ""),
+    (re.compile(r"(?:帮|替|给)我(?=[\u4e00-\u9fff])"), ""),
+    (re.compile(r"(回答|回复|告诉|提醒)我"), r"\1"),
+    (re.compile(r"(?:他们|她们|它们)"), "对方"),
+    (re.compile(r"我的?"), "用户"),
+]
+
+
+def neutral(text: str) -> str:
+    """``text`` without "I/me/my/you" or 我/你: a request about answers as a memory reads it."""
+    if _CJK.search(text):
+        for pattern, replacement in _NEUTRAL_CJK:
+            text = pattern.sub(replacement, text)
+        return clean_content(text.lstrip("，,、 "))
+    text = _ANSWERED_ME.sub(
+        lambda m: (
+            m.group(1)
+            if m.group(1).lower() in ("answer", "reply", "respond", "write")
+            else f"{m.group(1)} the user"
+        ),
+        text,
+    )
+
+    def antecedent(match: re.Match[str]) -> str:
+        before = list(_PLURAL_THING.finditer(text[: match.start()]))
+        return f"the {before[-1].group(1)}" if before else match.group(0)
+
+    text = re.sub(
+        r"(?<=\bkeep )them\b|(?<=\bin )them\b|(?<=\bto )them\b|(?<=\bfor )them\b", antecedent, text
+    )
+    text = re.sub(r"\byour\b ?", "", text, flags=re.I)
+    text = re.sub(r"\b(?:let|for) me\b", lambda m: m.group(0)[:-2] + "the user", text)
+    text = re.sub(r"\byou\b", "the assistant", text)
+    return clean_content(text)
+
+
 def clean_content(content: str) -> str:
     """No bullet or punctuation in front, no doubled words, no first person."""
     content = _LEADING_JUNK.sub("", content.strip())
@@ -602,48 +650,13 @@ def _third_person_start(text: str, speaker: str) -> str:
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
 
 
-# Talk, not facts, by kind of statement: greetings, thanks, wishes and goodbyes; reactions to
-# what the other said ("That's awesome!", "So true", "真不错！"); feelings for the listener
-# ("I'm so glad you had fun"); and remarks on their news ("5 years is a long time!").
-_SMALL_TALK = re.compile(
-    r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
-    r"|天气|你好|早上好|晚安|在吗|先到这|谢谢|知道啦"
-    r"|^(?:hi|hello|hey|thanks|thank you|cheers|bye|see you|take care|welcome|miss you|"
-    r"love you|hugs|merry christmas|happy (?:birthday|new year|holidays|christmas|easter))\b"
-    r"|^(?:感谢|多谢|恭喜|祝你|祝您|生日快乐|新年快乐|拜拜|再见|回头聊|早安|辛苦了?|加油)",
-    re.IGNORECASE,
-)
-_REACTION = re.compile(
-    r"^(?:that(?:'s| is| was| sounds| looks| must be)|this is|sounds|looks|what an?|how (?:cool|"
-    r"nice|lovely|exciting|fun|awful|sad|great)|so (?:true|cool|good|fun|funny)|such an?|totally|"
-    r"exactly|absolutely|definitely|true|same|me too|aww+|omg|yay|nice|great|awesome|amazing|"
-    r"cool|lovely|brilliant|perfect|fair|ha+|ugh|oh no|poor|good for (?:you|her|him|them)|no way|"
-    r"love (?:that|it|this)|lucky (?:you|thing)|you(?:'re| are| must| should| know| have| did)?)\b"
-    r"|^(?:真(?:不错|好|棒|厉害|羡慕)|太(?:好|棒|厉害|可爱|惨|酷)了|好(?:厉害|羡慕|可爱|棒|吧)|"
-    r"厉害|羡慕|可怜|不错|确实|对啊|天哪|我的天|哇|没事|别担心|放心)",
-    re.IGNORECASE,
-)
-_FEELING_FOR_LISTENER = re.compile(
-    r"\bI(?:'m| am)(?: so| really| very| just)? (?:glad|happy|sorry|proud|jealous|thrilled|"
-    r"excited|impressed)\b.*\b(?:you|to hear)\b|替你|为你",
-    re.IGNORECASE,
-)
-_REMARK = re.compile(
-    r"^[^,，;；]*\b(?:is|are|was|sounds|looks)(?: still| so| such| really| very| pretty| quite)*"
-    r" (?:a |an )?(?:long time|big deal|amazing|awesome|great|lovely|brilliant|cool|fun|hilarious|"
-    r"impressive|incredible|wild|crazy|insane|ridiculous|scary|exciting|adorable|cute|huge|"
-    r"massive|tough|rough)\b[^,，;；]*!+$",
-    re.IGNORECASE,
-)
-
-
 def _small_talk(text: str, dated: Dated) -> bool:
-    """Whether the statement is talk rather than a fact about anyone (see _SMALL_TALK): a
+    """Whether the statement is talk rather than a fact about anyone (memories.gate): a
     reaction or remark that goes on to say what the speaker did or when ("Same, I start on
     Monday", "Perfect, sending it tomorrow") is a fact."""
-    if _SMALL_TALK.search(text) or _FEELING_FOR_LISTENER.search(text):
+    if SMALL_TALK.search(text) or FEELING_FOR_LISTENER.search(text):
         return True
-    if not (_REACTION.match(text) or _REMARK.match(text)):
+    if not (REACTION.match(text) or REMARK.match(text)):
         return False
     return not (_FIRST_PERSON.search(text) or dated.date is not None)
 
@@ -732,10 +745,23 @@ def sentence_candidates(
     statements then name them ("Mia went to ...").
     """
     sentence = _LEADING_JUNK.sub("", sentence).strip()
-    if not _is_statement(sentence):
+    request = not speaker and not sentence.endswith(("?", "？")) and is_answer_style(sentence)
+    if not (request or _is_statement(sentence)):
         return []
     dated = resolve(sentence, sent_at)
     text = _DISCOURSE.sub("", dated.text).strip() or dated.text
+    if request:
+        # A request about answers is one preference, every clause of it kept.
+        return [
+            Candidate(
+                kind=Kind.PREFERENCE,
+                content=neutral(text)[:MAX_CONTENT_CHARS],
+                message_ids=message_ids,
+                quote=sentence,
+                confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
+                tags=[ANSWERS],
+            )
+        ]
     candidates = []
     seen: set[str] = set()
     for rule, groups in _matches(text):
@@ -863,15 +889,18 @@ class RulesExtractor:
                 if adopted is not None:
                     candidates.append(adopted)
             previous_assistant = None
+            request: Candidate | None = None
             for sentence in sentences(message.content):
-                candidates.extend(
-                    sentence_candidates(
-                        sentence,
-                        message_ids=[message.id],
-                        speaker=speaker,
-                        sent_at=message.sent_at,
-                    )
+                found = sentence_candidates(
+                    sentence, message_ids=[message.id], speaker=speaker, sent_at=message.sent_at
                 )
+                if request is not None and [c.tags for c in found] == [[ANSWERS]]:
+                    # A request about answers that goes on in the next sentence is one request.
+                    request.content = f"{request.content} {found[0].content}"[:MAX_CONTENT_CHARS]
+                    request.quote = f"{request.quote} {sentence}"
+                    continue
+                request = found[0] if [c.tags for c in found] == [[ANSWERS]] else None
+                candidates.extend(found)
         candidates.extend(summary_candidates(summary))
         return candidates
 

@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from accounts.models import MemorySettings
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
+from conversations.extraction.kinds import kind_by_definition
 from conversations.extraction.reconcile import Reconciler
 from conversations.extraction.unflushed_commits import COMMIT_WITHOUT_FLUSH
 from conversations.models import (
@@ -50,6 +51,7 @@ from conversations.models import (
     RunStatus,
 )
 from core.prepared_statements import prepared_cursor
+from memories.gate import rejection
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from search.embeddings import get_provider
@@ -548,7 +550,11 @@ def _extract(run: ExtractionRun) -> int | None:
     before = run.message_before  # type: ignore[attr-defined]  # read with the run
     messages = [m for m in screened(window, before) if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
-    kept = [candidate for candidate in candidates if not _is_sensitive(candidate)]
+    safe = [candidate for candidate in candidates if not _is_sensitive(candidate)]
+    # Talk is not memory (memories.gate): counted with what reconciliation skips.
+    kept = [candidate for candidate in safe if not rejection(candidate.kind, candidate.content)]
+    for candidate in kept:
+        candidate.kind = kind_by_definition(candidate.content, candidate.kind, candidate.quote)
     reconciler = Reconciler(
         conversation=conversation,
         run_id=run.pk,
@@ -559,9 +565,9 @@ def _extract(run: ExtractionRun) -> int | None:
     tally = reconciler.reconcile(kept)
     run.status = RunStatus.SUCCEEDED
     run.candidates = len(candidates)
-    run.dropped_sensitive = len(candidates) - len(kept)
+    run.dropped_sensitive = len(candidates) - len(safe)
     run.created, run.merged = tally.created, tally.merged
-    run.superseded, run.skipped = tally.superseded, tally.skipped
+    run.superseded, run.skipped = tally.superseded, tally.skipped + len(safe) - len(kept)
     return window[-1].position if window else None
 
 

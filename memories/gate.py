@@ -1,0 +1,123 @@
+"""What becomes a memory: the one gate, with its reasons.
+
+A memory is something true and useful later: a fact, preference, decision, goal, lesson or
+pattern (docs/MEMORY_KINDS.md). Talk is not: a question, a hypothetical, a greeting or a
+reaction to what the other said, a fragment of a few words with nothing checkable in it, a
+shared picture, or a report of a one-off problem (the lesson learned from it is a memory; the
+failure itself is not). ``rejection`` says which of these a statement is, or "" when it may be
+kept; extraction asks it of every candidate, whichever extractor proposed it (the rules'
+own sentences and an LLM's answer alike).
+"""
+
+from __future__ import annotations
+
+import re
+
+REASON_QUESTION = "question"
+REASON_HYPOTHETICAL = "hypothetical"
+REASON_SMALL_TALK = "small talk"
+REASON_FRAGMENT = "fragment"
+REASON_MEDIA = "shared media"
+REASON_ONE_OFF_PROBLEM = "one-off problem"
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢][。.!！]?\s*$")
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|imagine|assuming|what if|in case|如果|假如|假设|要是|万一)",
+    re.IGNORECASE,
+)
+# Greetings, thanks, wishes and goodbyes; laughter; the weather.
+SMALL_TALK = re.compile(
+    r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
+    r"|天气|下雨|你好|早上好|晚安|在吗|先到这|谢谢|知道啦|哈哈"
+    r"|^(?:hi|hello|hey|thanks|thank you|cheers|bye|see you|take care|welcome|miss you|"
+    r"love you|hugs|haha|lol|merry christmas|happy (?:birthday|new year|holidays|christmas|"
+    r"easter|friday|weekend)|glad (?:you|to hear|it)|good (?:luck|job|point|call|question))\b"
+    r"|^(?:感谢|多谢|恭喜|祝你|祝您|生日快乐|新年快乐|拜拜|再见|回头聊|早安|辛苦了?|加油)",
+    re.IGNORECASE,
+)
+# Reactions to what the other said ("That's awesome!", "So true", "真不错！").
+REACTION = re.compile(
+    r"^(?:that(?:'s| is| was| sounds| looks| must be)|this is|sounds|looks|what an?|how (?:cool|"
+    r"nice|lovely|exciting|fun|awful|sad|great)|so (?:true|cool|good|fun|funny)|such an?|totally|"
+    r"exactly|absolutely|definitely|true|same|me too|aww+|omg|yay|nice|great|awesome|amazing|"
+    r"cool|lovely|brilliant|perfect|fair|ha+|ugh|oh no|poor|good for (?:you|her|him|them)|no way|"
+    r"love (?:that|it|this)|lucky (?:you|thing)|you(?:'re| are| must| should| know| have| did)?|"
+    r"finished|done|noted|got it|agreed|understood|right|sure|fine|okay|ok)\b"
+    r"|^(?:真(?:不错|好|棒|厉害|羡慕)|太(?:好|棒|厉害|可爱|惨|酷)了|好(?:厉害|羡慕|可爱|棒|吧)|"
+    r"厉害|羡慕|可怜|不错|确实|对啊|天哪|我的天|哇|没事|别担心|放心|算了|好的|行吧)",
+    re.IGNORECASE,
+)
+# Feelings for the listener ("I'm so glad you had fun").
+FEELING_FOR_LISTENER = re.compile(
+    r"\bI(?:'m| am)(?: so| really| very| just)? (?:glad|happy|sorry|proud|jealous|thrilled|"
+    r"excited|impressed)\b.*\b(?:you|to hear)\b|替你|为你",
+    re.IGNORECASE,
+)
+# Remarks on the other's news ("5 years is a long time!").
+REMARK = re.compile(
+    r"^[^,，;；]*\b(?:is|are|was|sounds|looks)(?: still| so| such| really| very| pretty| quite)*"
+    r" (?:a |an )?(?:long time|big deal|amazing|awesome|great|lovely|brilliant|cool|fun|hilarious|"
+    r"impressive|incredible|wild|crazy|insane|ridiculous|scary|exciting|adorable|cute|huge|"
+    r"massive|tough|rough)\b[^,，;；]*!+$",
+    re.IGNORECASE,
+)
+# What the speaker says of themselves or a day: a reaction that goes on with one is a fact.
+_SUBSTANCE = re.compile(
+    r"\d|(?-i:\bI\b)|\b(?:I'm|I've|my|we|our|they|their)\b|我",
+    re.IGNORECASE,
+)
+_MEDIA = re.compile(
+    r"^\s*\[(?:shares?|sent|sends|image|photo|picture|video|sticker|attachment|图片|照片|视频|表情)",
+    re.IGNORECASE,
+)
+# A one-off problem: something failed, broke, was late or lost, once.
+_PROBLEM = re.compile(
+    r"\b(?:failed|fails|failing|crashed|died|broke|broken|went down|took [\w -]{1,30} down|"
+    r"outage|timed out|timeout|errored|went wrong|missed (?:our|my|the|a)|left late|"
+    r"(?:was|were|is|got) (?:late|delayed|cancelled|canceled)|"
+    r"lost (?:\w+ ){0,3}(?:work|data|files?|money|progress|connection|everything))\b"
+    r"|失败|报错|出错|出了事故|事故|崩溃|宕机|挂了|超时|坏了|丢了|亏了|晚了|迟到|没写完|没做完|错过",
+    re.IGNORECASE,
+)
+# A problem told with what to do about it is a lesson, not a report.
+_LESSON_WORDS = re.compile(
+    r"\b(?:lesson|learned|learnt|need to|have to|must|always|never|should|only works|turns out)\b"
+    r"|教训|经验|需要|必须|一定要|以后|总结",
+    re.IGNORECASE,
+)
+
+
+def _is_fragment(text: str) -> bool:
+    """A few words with nothing checkable in them ("Finished", "Had and how much")."""
+    if _CJK.search(text):
+        return len(re.sub(r"\W", "", text)) < 4
+    return len(re.findall(r"[\w'’-]+", text)) <= 1
+
+
+def is_small_talk(text: str) -> bool:
+    """Talk rather than a fact about anyone: a greeting, thanks, a reaction or a remark with
+    nothing said of the speaker or a day ("Same, I start on Monday" is a fact)."""
+    text = text.strip()
+    if SMALL_TALK.search(text) or FEELING_FOR_LISTENER.search(text):
+        return True
+    return bool(REACTION.match(text) or REMARK.match(text)) and not _SUBSTANCE.search(text)
+
+
+def rejection(kind: str, content: str) -> str:
+    """Why a statement of ``kind`` is not a memory (a REASON_ constant), or "" if it may be."""
+    text = content.strip()
+    if _MEDIA.match(text):
+        return REASON_MEDIA
+    if _QUESTION.search(text):
+        return REASON_QUESTION
+    if _HYPOTHETICAL.match(text):
+        return REASON_HYPOTHETICAL
+    if is_small_talk(text):
+        return REASON_SMALL_TALK
+    if _is_fragment(text):
+        return REASON_FRAGMENT
+    if kind != "lesson" and _PROBLEM.search(text) and not _LESSON_WORDS.search(text):
+        return REASON_ONE_OFF_PROBLEM
+    return ""
