@@ -27,7 +27,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url, reswap, trigger_client_event
 
-from accounts.http import AuthenticatedHttpRequest
+from accounts.http import HTMX_INVALID_INPUT, AuthenticatedHttpRequest
 from accounts.models import MemorySettings
 from memories import services
 from memories.filters import MemoryFilters
@@ -317,7 +317,7 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
                 request,
                 "memories/partials/_memory_add_form.html",
                 {"add_form": form, "next": _back_url(request)},
-                status=400,
+                status=HTMX_INVALID_INPUT,
             )
         return _memories_page(request, source, add_form=form, status=400)
     project = form.project
@@ -376,7 +376,12 @@ def _edit_refused(
         source, filters = _source_and_filters(request)
         [row] = memory_rows([memory.pk], source, filters.q)
         context |= {"memory": memory, "row": row, "next": _back_url(request)}
-        return render(request, "memories/partials/_memory_row.html", context, status=status)
+        return render(
+            request,
+            "memories/partials/_memory_row.html",
+            context,
+            status=HTMX_INVALID_INPUT if status == 400 else status,
+        )
     return memory_panel(
         request, memory, "memories/partials/_memory_edit_form.html", context, status
     )
@@ -590,7 +595,10 @@ def _refuse(request: AuthenticatedHttpRequest, message: str) -> HttpResponse:
         messages.error(request, message)
         return redirect(_back_url(request))
     response = render(
-        request, "memories/partials/_action_response.html", {"toast": message}, status=400
+        request,
+        "memories/partials/_action_response.html",
+        {"toast": message},
+        status=HTMX_INVALID_INPUT,
     )
     # Only the toast, out of band: whatever the form targets stays as it is.
     return reswap(response, "none")
