@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from conversations.extraction.runs import execute_run, extraction_request
 from memories.models import Memory
 from memories.services import memory_create
-from tests.conftest import browser_login
+from tests.conftest import browser_login, save_screenshot
+from tests.extraction_helpers import conversation_with
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,3 +47,29 @@ def test_under_debug_an_invalid_add_renders_in_place(
     rows(page).first.get_by_role("button", name="Save").click()
     expect(rows(page).first.locator(".error")).to_be_visible()
     expect(page.locator("h1")).to_have_text("Memories")
+
+
+def extracted(owner: Any, text: str) -> None:
+    conversation = conversation_with(owner, ("user", text))
+    execute_run(extraction_request(conversation=conversation, trigger="manual").pk)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_memory_updated_notice_can_be_dismissed(
+    page: Any, live_server: Any, alice: Any, width: int
+) -> None:
+    extracted(alice, "I prefer Vue for the frontend")
+    extracted(alice, "I live in Lyon and work as a surveyor")
+    page.set_viewport_size({"width": width, "height": 844})
+    browser_login(page, live_server, alice)
+    page.goto(LIST)
+    notice = page.locator("#extraction-notice")
+    # Two runs' notices are one box: the newest, a count, the earlier ones folded.
+    expect(notice.locator(".notice-box")).to_have_count(1)
+    expect(notice.locator(".notice-title")).to_contain_text("2 updates")
+    expect(notice.locator(".notice:visible")).to_have_count(1)
+    expect(notice.locator(".notice-earlier > summary")).to_have_text("Show 1 earlier update")
+    save_screenshot(page, f"notice-{width}")
+    # Playwright clicks only what is on top at the button's centre: nothing covers Dismiss.
+    notice.get_by_role("button", name="Dismiss").click(timeout=3_000)
+    expect(notice).not_to_contain_text("Memory updated")
