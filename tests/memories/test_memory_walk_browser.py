@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from conversations.extraction.runs import execute_run, extraction_request
@@ -73,3 +74,35 @@ def test_the_memory_updated_notice_can_be_dismissed(
     # Playwright clicks only what is on top at the button's centre: nothing covers Dismiss.
     notice.get_by_role("button", name="Dismiss").click(timeout=3_000)
     expect(notice).not_to_contain_text("Memory updated")
+
+
+def test_a_duplicate_add_clears_the_earlier_toast(page: Any, live_server: Any, alice: Any) -> None:
+    browser_login(page, live_server, alice)
+    page.goto(LIST)
+    page.click("text=Add a memory")
+    page.fill("#add-content", "Drinks oolong tea")
+    page.get_by_role("button", name="Remember this").click()
+    expect(page.locator("#toasts")).to_contain_text("Memory added.")
+    page.fill("#add-content", "Drinks oolong tea")
+    page.get_by_role("button", name="Remember this").click()
+    expect(page.locator("#memory-add .known")).to_contain_text("You already have this")
+    expect(page.locator("#toasts .toast")).to_have_count(0)
+
+
+def test_deleting_the_last_trashed_memory_forever_empties_the_trash(
+    page: Any, live_server: Any, alice: Any
+) -> None:
+    remember(alice, "Kept")
+    memory = remember(alice, "Binned for good")
+    memory.deleted_at = timezone.now()
+    memory.save(update_fields=["deleted_at"])
+    browser_login(page, live_server, alice)
+    page.goto(f"{LIST}?state=trash")
+    expect(page.locator("#bulk-matching")).to_have_text("All 1 matching")
+    rows(page).first.locator(".memory-actions-menu > summary").click()
+    rows(page).first.get_by_role("link", name="Delete forever…").click()
+    page.get_by_role("button", name="Delete forever").click()
+    expect(page.locator("#toasts .toast")).to_contain_text("Memory deleted forever.")
+    expect(page.locator("#memory-results .empty")).to_contain_text("The trash is empty.")
+    expect(page.locator("#memory-bulk")).to_have_count(0)
+    assert not Memory.objects.filter(pk=memory.pk).exists()
