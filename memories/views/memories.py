@@ -267,6 +267,8 @@ def _page_context(
         }
     return context | {
         "project": project,
+        # The API and the preview refuse a member whose memory is off, projects included.
+        "memory_off": not MemorySettings.for_user(request.user).memory_enabled,
         "files_url": reverse("project-files", args=[project.slug]),
         "files_export_url": reverse("project-files-export", args=[project.slug]),
         "activity_url": reverse("project-activity", args=[project.slug]),
