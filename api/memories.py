@@ -210,7 +210,8 @@ def require_memory_enabled(request: ApiRequest) -> None:
     if not MemorySettings.for_user(request.user).memory_enabled:
         raise ApiError(
             "MEMORY_DISABLED",
-            "Memory is off for this account; turn it on at /settings/memories.",
+            "Memory is off for this account, its projects' memories included; "
+            "turn it on at /settings/memories.",
         )
 
 

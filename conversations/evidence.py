@@ -10,6 +10,7 @@ from django.utils.safestring import SafeString
 
 from conversations.models import Message
 from memories.memory_list import mark_matches
+from memories.models import evidence_message_ids
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -32,20 +33,15 @@ class Evidence:
     source_deleted: bool = False
 
 
-def _message_ids(item: dict[str, Any]) -> list[int]:
-    raw = item.get("message_ids") or [item.get("message_id")]
-    return [int(value) for value in raw if str(value).isdigit()]
-
-
 def evidence_of(memory: Memory, viewer: AbstractBaseUser) -> list[Evidence]:
     """The memory's sources: each quoted span, with the messages it came from.
 
-    An item of ``Memory.evidence`` is ``{"message_ids": [...], "quote": "..."}``.
+    An item of ``Memory.evidence`` is ``{"messages": [...], "quote": "..."}``.
     Whole messages are shown only from the viewer's own conversations; a
     project member sees the quote of someone else's conversation, not the rest.
     """
     items = [item for item in memory.evidence if isinstance(item, dict)]
-    wanted = {pk for item in items for pk in _message_ids(item)}
+    wanted = {pk for item in items for pk in evidence_message_ids([item])}
     existing = Message.objects.filter(pk__in=wanted)
     messages = {
         message.pk: message for message in existing.filter(conversation__owner_id=viewer.pk)
@@ -57,9 +53,9 @@ def evidence_of(memory: Memory, viewer: AbstractBaseUser) -> list[Evidence]:
         pattern = re.compile(re.escape(quote), re.IGNORECASE) if quote else None
         sources = [
             SourceMessage(message.role, message.sent_at, mark_matches(message.content, pattern))
-            for pk in _message_ids(item)
+            for pk in evidence_message_ids([item])
             if (message := messages.get(pk)) is not None
         ]
-        ids = _message_ids(item)
+        ids = evidence_message_ids([item])
         result.append(Evidence(quote, sources, bool(ids) and not kept.intersection(ids)))
     return result

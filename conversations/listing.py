@@ -59,13 +59,6 @@ class MessageRow:
     memories: list[MemoryLink] = field(default_factory=list)
 
 
-def _message_ids(item: Any) -> list[int]:
-    if not isinstance(item, dict):
-        return []
-    raw = item.get("message_ids") or [item.get("message_id")]
-    return [int(value) for value in raw if str(value).isdigit()]
-
-
 def conversation_messages(
     conversation: Conversation, messages: list[Message], viewer: AbstractBaseUser
 ) -> tuple[list[MessageRow], list[MemoryLink]]:
@@ -74,6 +67,7 @@ def conversation_messages(
     ids = [message.pk for message in messages]
     cites = Q()
     for pk in ids:
+        cites |= Q(evidence__contains=[{"messages": [pk]}])
         cites |= Q(evidence__contains=[{"message_ids": [pk]}])
     memories = list(
         memories_visible_to(viewer)
@@ -84,8 +78,7 @@ def conversation_messages(
     links = [MemoryLink(memory, memory.page_url()) for memory in memories]
     by_message: dict[int, list[MemoryLink]] = {}
     for link in links:
-        cited = {pk for item in link.memory.evidence for pk in _message_ids(item)}
-        for pk in cited:
+        for pk in link.memory.source_message_ids:
             by_message.setdefault(pk, []).append(link)
     rows = []
     for message in messages:

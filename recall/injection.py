@@ -168,7 +168,8 @@ def _refusal(context: PreviewContext, request: PreviewRequest) -> tuple[bool, st
         return (
             False,
             "memory_disabled",
-            "Memory is off for this user; turn it on at /settings/memories.",
+            "Memory is off for this user, their projects' memories included; "
+            "turn it on at /settings/memories.",
         )
     if memory_settings.privacy_paused:
         return (

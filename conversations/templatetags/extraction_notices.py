@@ -13,11 +13,12 @@ register = template.Library()
 
 def notice_context(request: Any) -> dict[str, Any]:
     user = request.user
-    if not user.is_authenticated:
-        return {"notices": [], "faded": 0, "request": request}
+    notices = extraction_notices(user) if user.is_authenticated else []
     return {
-        "notices": extraction_notices(user),
-        "faded": faded_this_week(user),
+        "notices": notices,
+        "latest_notice": notices[0] if notices else None,
+        "earlier_notices": notices[1:],
+        "faded": faded_this_week(user) if user.is_authenticated else 0,
         "request": request,
     }
 

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.http import AuthenticatedHttpRequest
+from accounts.http import HTMX_INVALID_INPUT, AuthenticatedHttpRequest
 from conversations.review import review_items
 from memories.models import Kind, Memory
 from memories.permissions import memories_reviewable_by, memories_visible_to
@@ -91,7 +91,7 @@ def review_edit(request: AuthenticatedHttpRequest, memory_id: int) -> HttpRespon
                 request,
                 "conversations/partials/review_item.html",
                 {"item": item, "kinds": Kind.choices, "error": error, "draft": content},
-                status=400,
+                status=HTMX_INVALID_INPUT,
             )
         messages.error(request, error)
         return redirect("review-list")

@@ -27,7 +27,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url, reswap, trigger_client_event
 
-from accounts.http import AuthenticatedHttpRequest
+from accounts.http import HTMX_INVALID_INPUT, AuthenticatedHttpRequest
 from accounts.models import MemorySettings
 from memories import services
 from memories.filters import MemoryFilters
@@ -164,10 +164,12 @@ def _done(
     *,
     memory: Memory | None = None,
     batch: uuid.UUID | None = None,
+    gone: int | None = None,
     event: str = "memories-changed",
     extra: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    """Answer an action: the row (or its empty place) and a toast, or a redirect back."""
+    """Answer an action: the row (or its empty place, ``gone`` when deleted forever) and a
+    toast, or a redirect back."""
     if not request.htmx:
         if batch is not None:
             # The undo offer says it, with its Undo button: one message, not two.
@@ -175,12 +177,14 @@ def _done(
         else:
             messages.success(request, message)
         return redirect(_back_url(request))
-    context: dict[str, Any] = {"toast": message, "batch": batch, **(extra or {})}
-    if memory is not None:
+    context: dict[str, Any] = {"toast": message, "batch": batch, "gone": gone, **(extra or {})}
+    if memory is not None or gone is not None:
         source, filters = _source_and_filters(request)
-        [row] = memory_rows([memory.pk], source, filters.q)
-        context |= {"row": row, "in_tab": row.state == filters.state, "next": _back_url(request)}
-        if not context["in_tab"]:
+        context["next"] = _back_url(request)
+        if memory is not None:
+            [row] = memory_rows([memory.pk], source, filters.q)
+            context |= {"row": row, "in_tab": row.state == filters.state}
+        if not context.get("in_tab"):
             # The row left its tab: the bulk bar's "All N matching" follows, and the last
             # one out reloads the list for its empty state ("The trash is empty.").
             total = MemoryListPage(source=source, filters=filters).total
@@ -263,6 +267,8 @@ def _page_context(
         }
     return context | {
         "project": project,
+        # The API and the preview refuse a member whose memory is off, projects included.
+        "memory_off": not MemorySettings.for_user(request.user).memory_enabled,
         "files_url": reverse("project-files", args=[project.slug]),
         "files_export_url": reverse("project-files-export", args=[project.slug]),
         "activity_url": reverse("project-activity", args=[project.slug]),
@@ -317,7 +323,7 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
                 request,
                 "memories/partials/_memory_add_form.html",
                 {"add_form": form, "next": _back_url(request)},
-                status=400,
+                status=HTMX_INVALID_INPUT,
             )
         return _memories_page(request, source, add_form=form, status=400)
     project = form.project
@@ -348,10 +354,11 @@ def _already_known(
     """The add form again, saying the memory exists already and linking to it."""
     known = {"content": memory.content, "url": memory.page_url(source.url)}
     if request.htmx:
+        # The form says it; an earlier "Memory added." toast would contradict it.
         return render(
             request,
-            "memories/partials/_memory_add_form.html",
-            {"add_form": form, "known": known, "next": _back_url(request)},
+            "memories/partials/_action_response.html",
+            {"add_form": form, "known": known, "next": _back_url(request), "clear_toasts": True},
         )
     return _memories_page(request, source, add_form=form, known=known)
 
@@ -376,7 +383,12 @@ def _edit_refused(
         source, filters = _source_and_filters(request)
         [row] = memory_rows([memory.pk], source, filters.q)
         context |= {"memory": memory, "row": row, "next": _back_url(request)}
-        return render(request, "memories/partials/_memory_row.html", context, status=status)
+        return render(
+            request,
+            "memories/partials/_memory_row.html",
+            context,
+            status=HTMX_INVALID_INPUT if status == 400 else status,
+        )
     return memory_panel(
         request, memory, "memories/partials/_memory_edit_form.html", context, status
     )
@@ -434,16 +446,7 @@ def memory_purge(request: AuthenticatedHttpRequest, memory_id: int) -> HttpRespo
     memory = _trashed_memory(request, memory_id)
     if request.method == "POST" and request.POST.get("confirm") == "forever":
         services.memories_purge(memories=[memory])
-        message = _("Memory deleted forever.")
-        if not request.htmx:
-            messages.success(request, message)
-            return redirect(_back_url(request))
-        response = render(
-            request,
-            "memories/partials/_action_response.html",
-            {"toast": message, "gone": memory_id},
-        )
-        return trigger_client_event(response, "memories-changed")
+        return _done(request, _("Memory deleted forever."), gone=memory_id)
     return memory_panel(request, memory, "memories/partials/_memory_purge.html", {})
 
 
@@ -590,7 +593,10 @@ def _refuse(request: AuthenticatedHttpRequest, message: str) -> HttpResponse:
         messages.error(request, message)
         return redirect(_back_url(request))
     response = render(
-        request, "memories/partials/_action_response.html", {"toast": message}, status=400
+        request,
+        "memories/partials/_action_response.html",
+        {"toast": message},
+        status=HTMX_INVALID_INPUT,
     )
     # Only the toast, out of band: whatever the form targets stays as it is.
     return reswap(response, "none")

@@ -116,3 +116,19 @@ def test_messages_sent_while_paused_are_kept_and_never_extracted(alice):
     MemorySettings.for_user(alice).resume()
     run = execute_run(extraction_request(conversation=conversation, trigger="manual").pk)
     assert run.skip_reason == runs.SKIP_NOTHING_NEW
+
+
+def test_with_memory_off_the_header_says_so_instead_of_offering_a_pause(alice, bob, project):
+    """New accounts start with memory off: there is nothing to pause (issue 44 item 11)."""
+    MemorySettings.objects.filter(user=bob).update(memory_enabled=False)
+    client = client_for(bob)
+    page = client.get("/settings/tokens/").content.decode()
+    assert "Pause memory" not in page
+    assert 'class="privacy-pill privacy-off" href="/settings/memories#memory-settings"' in page
+    assert "Pause memory" in client_for(alice).get("/settings/tokens/").content.decode()
+    # A project's page tells the member why their assistants get none of its memories.
+    project_page = client.get(f"/projects/{project.slug}/memories").content.decode()
+    assert "Your memory is off." in project_page
+    assert "Your memory is off." not in (
+        client_for(alice).get(f"/projects/{project.slug}/memories").content.decode()
+    )

@@ -11,11 +11,14 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from conversations.evidence import evidence_of
+from conversations.extraction.runs import execute_run, extraction_request
 from conversations.jobs import purge_messages
 from conversations.models import Conversation, Message
 from memories.models import Memory
 from memories.services import memory_create, memory_delete
 from tests.conftest import client_for
+from tests.extraction_helpers import conversation_with
 from tests.trust_helpers import columns_holding
 
 pytestmark = pytest.mark.django_db
@@ -177,3 +180,18 @@ def test_navigation_links_to_the_pages(alice: Any) -> None:
     page = client_for(alice).get("/settings/memories").content.decode()
     assert page.count('href="/settings/conversations"') >= 2  # The nav and the page.
     assert 'href="/settings/data"' in page
+
+
+def test_memories_an_extraction_run_made_sit_beside_their_message(alice: Any) -> None:
+    """A run writes evidence as ``{"messages": [...]}``: the page and the evidence panel read it."""
+    conversation = conversation_with(alice, ("user", "I live in Lyon and love trains"))
+    execute_run(extraction_request(conversation=conversation, trigger="manual").pk)
+    message = conversation.messages.get()
+    memory = Memory.objects.get(conversation=conversation)
+    assert memory.evidence[0]["messages"] == [message.pk]
+    page = client_for(alice).get(f"{LIST}/{conversation.pk}").content.decode()
+    row = page[page.index(f'id="message-{message.pk}"') :]
+    row = row[: row.index("</li>")]
+    assert memory.content in row
+    [evidence] = evidence_of(memory, alice)
+    assert [source.role for source in evidence.messages] == ["user"]

@@ -68,7 +68,7 @@ def test_edit_with_empty_content_is_refused_and_changes_nothing(alice: Any) -> N
     response = client_for(alice).post(
         f"/review/{memory.pk}/edit", {"content": " ", "kind": "goal"}, HTTP_HX_REQUEST="true"
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "Write the memory" in response.content.decode()
     memory.refresh_from_db()
     assert (memory.status, memory.content) == (Status.PENDING, "Prefers Vue over React")

@@ -49,7 +49,7 @@ def test_bulk_apply_with_nothing_selected_answers_with_a_toast_only(alice: Any) 
     )
     html = response.content.decode()
     # Nothing replaces the page: the answer is a toast swapped into #toasts, out of band.
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert 'hx-swap-oob="beforeend:#toasts"' in html or 'hx-swap-oob="innerHTML:#toasts"' in html
     assert "Select at least one memory first." in html
     assert html.strip().startswith("<div hx-swap-oob")
@@ -174,7 +174,7 @@ def test_an_invalid_add_rerenders_an_htmx_form(alice: Any) -> None:
         reverse("memory-add"), {"content": "", "where": "personal", "next": LIST}, headers=htmx()
     )
     html = response.content.decode()
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert 'hx-post="/settings/memories/add"' in html or "hx-post=" in html
     assert "Write what should be remembered." in html
     assert f'name="next" value="{LIST}"' in html

@@ -626,7 +626,7 @@ def test_bulk_refuses_empty_selection_and_unknown_action(alice: Any) -> None:
     response = client.post(
         f"{LIST}/bulk", {"ids": [memory.pk], "action": "explode"}, headers=htmx()
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "Choose what to do" in response.content.decode()
     assert reloaded(memory).deleted_at is None
 
@@ -729,7 +729,7 @@ def test_htmx_add_returns_a_fresh_form(alice: Any) -> None:
     response = client_for(alice).post(
         f"{LIST}/add", {"content": "", "kind": "fact", "where": "personal"}, headers=htmx()
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "Write what should be remembered." in response.content.decode()
 
 

@@ -99,6 +99,7 @@ def test_delete_forever_asks_first(alice: Any) -> None:
 
 def test_delete_forever_with_htmx_removes_the_row(alice: Any) -> None:
     memory = trashed(alice, SECRET)
+    trashed(alice, "Another one in the trash")
     response = client_for(alice).post(
         purge_url(memory),
         {"confirm": "forever"},
@@ -108,6 +109,8 @@ def test_delete_forever_with_htmx_removes_the_row(alice: Any) -> None:
     assert f'id="memory-{memory.pk}" class="memory-gone"' in body
     assert "Memory deleted forever." in body
     assert "memories-changed" in response.headers["HX-Trigger"]
+    # The bulk bar's count follows (issue 44 item 10).
+    assert 'id="bulk-matching" hx-swap-oob="true">All 1 matching' in body
     assert not Memory.objects.filter(pk=memory.pk).exists()
 
 
