@@ -127,7 +127,12 @@ def test_an_upgrade_from_the_previous_release_keeps_every_row(
     after = snapshot(external_postgres, "upgrade")
     # A release may add models (their content types and permissions) and scheduled jobs: those
     # tables may grow; every other row is kept as it was.
-    registries = {"django_migrations", "django_content_type", "auth_permission", "django_q_schedule"}
+    registries = {
+        "django_migrations",
+        "django_content_type",
+        "auth_permission",
+        "django_q_schedule",
+    }
     counts = {table: after[table][0] for table in before if table not in registries}
     assert counts == {table: before[table][0] for table in counts}
     assert all(after[table][0] >= before[table][0] for table in registries & before.keys())
