@@ -11,8 +11,9 @@ owner's objects its URL names, and who else may reach it. From it:
 
 A URL added without an entry here fails ``test_every_url_is_in_the_sweep``, so the sweep stays
 complete. Django's admin and allauth are swept as groups (``THIRD_PARTY``), with their own
-expectations. The MCP server (/mcp) and the proxy (/v1/) are ASGI apps beside Django
-(config/routing.py), not in its resolver: tests/api/test_mcp.py and test_proxy.py cover them.
+expectations. Outside Django's resolver: static files (/static/, served by whitenoise's
+middleware, public), the MCP server (/mcp) and the proxy (/v1/), ASGI apps beside Django
+(config/routing.py) that tests/api/test_mcp.py and test_proxy.py cover.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -367,8 +367,6 @@ def is_api(name: str) -> bool:
 
 def client_of(user: Any, name: str) -> Client:
     """A page's client has the user's session; the API's sends a token of theirs."""
-    if isinstance(user, AnonymousUser):
-        return Client()
     if is_api(name):
         _token, secret = ApiToken.issue(user=user, name="sweep")
         return Client(headers={"Authorization": f"Bearer {secret}"})
