@@ -478,7 +478,9 @@ def main() -> None:
         help="measure the 1-client figures this many times (the same requests) and print the "
         "median of the runs' p50 and p95: one run's tail moves by several ms on a shared machine",
     )
-    parser.add_argument("--clients", type=int, default=4, help="concurrent clients")
+    parser.add_argument(
+        "--clients", type=int, default=4, help="concurrent clients (0: one client only)"
+    )
     parser.add_argument("--warmup", type=int, default=200, help="requests before measuring")
     parser.add_argument(
         "--messages", type=int, default=0, help="past turns stored for the bench user"
@@ -547,6 +549,8 @@ def main() -> None:
             end="",
         )
     print()
+    if args.clients < 1:
+        return
 
     # Clients in separate processes, as a web server's workers are: threads in this one
     # process would mostly measure their wait for Python's global interpreter lock.

@@ -133,6 +133,8 @@ COMMANDS = {
         "600",
         "--warmup",
         "150",
+        "--clients",
+        "0",
     ],
     "extraction": [
         "extraction.py",
