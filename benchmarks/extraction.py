@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from _setup import BASE_DIR, SHARED_DATA, benchmark_database, percentiles, setup_django
-from speed_tricks import SPEED_TRICKS, turn_off
 
 if TYPE_CHECKING:
     from conversations.models import Conversation
@@ -443,22 +442,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="--worker: worker processes")
     parser.add_argument("--rounds", type=int, default=3, help="--worker: backlogs measured")
     parser.add_argument("--data", type=Path, default=DEV_DATA, help="--worker: LoCoMo file")
-    parser.add_argument(
-        "--without",
-        action="append",
-        default=[],
-        choices=sorted(
-            name for name, trick in SPEED_TRICKS.items() if "extraction" in trick.benchmarks
-        ),
-        help="measure with this speed trick turned off (A/B, see speed_tricks.py); may be repeated",
-    )
     args = parser.parse_args()
     setup_django()
-    turn_off(args.without)
-    if "gc-freeze" not in args.without:
-        from config.gc_tuning import freeze_startup_objects
-
-        freeze_startup_objects()  # As the worker's process does (config's qcluster).
     if args.worker:
         with benchmark_database("bench_extraction_worker"):
             bench_worker(args.data, args.copies, args.workers, args.rounds)

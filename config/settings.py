@@ -91,9 +91,6 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_settings(os.environ, BASE_DIR)}
-# Extraction runs' statements prepared on the server (memories/prepared_statements.py); off
-# behind a pooler that cannot keep prepared statements.
-DATABASE_PREPARED_STATEMENTS = envbool("DATABASE_PREPARED_STATEMENTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [

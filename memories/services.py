@@ -46,7 +46,6 @@ from django.db.models import F, Model, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from core.prepared_statements import prepared_cursor
 from memories.duplicates import find_duplicate
 from memories.kinds import guess_kind
 from memories.models import (
@@ -978,7 +977,7 @@ class MemoryWrites:
             }
             for m in rows
         ]
-        with prepared_cursor() as cursor:
+        with connection.cursor() as cursor:
             cursor.execute(
                 self._WRITE_SQL, [_json_rows(new), _json_rows(changed), _events_rows(events)]
             )
@@ -990,7 +989,7 @@ class MemoryWrites:
         supersede; and the existing memories the changes touch, locked, by id."""
         # The new memories have no id yet; every other target exists.
         existing = sorted({target.pk for _step, target, _detail in self._steps} - {None})
-        with prepared_cursor() as cursor:
+        with connection.cursor() as cursor:
             if self._new:
                 cursor.execute(self._RESERVE_IDS_SQL, [Memory._meta.db_table, len(self._new)])
                 for memory, (pk,) in zip(self._new, cursor.fetchall(), strict=True):

@@ -52,7 +52,6 @@ from pgvector.django import VectorField
 from conversations.extraction import Candidate
 from conversations.extraction.details import differ
 from conversations.models import Conversation
-from core.fast_timestamps import read_timestamps_in_c
 from memories.duplicates import jaccard, prefilter_query, words_of
 from memories.models import Memory, Origin, Scope, Status, state_sql
 from memories.services import MemoryWrites, new_memory
@@ -288,7 +287,6 @@ class Reconciler:
 
     def _rows(self, sql: str, scope: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
         with connection.cursor() as cursor:
-            read_timestamps_in_c(cursor)
             cursor.execute(
                 sql.replace("{pool}", _POOLS[Scope(scope)]),
                 {"pool": self._pool_parameter(scope), **parameters},

@@ -41,7 +41,6 @@ from accounts.models import MemorySettings
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
 from conversations.extraction.kinds import kind_by_definition
 from conversations.extraction.reconcile import Reconciler
-from conversations.extraction.unflushed_commits import COMMIT_WITHOUT_FLUSH
 from conversations.models import (
     Conversation,
     ExtractionRun,
@@ -50,7 +49,6 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
-from core.prepared_statements import prepared_cursor
 from memories.gate import rejection
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
@@ -304,7 +302,7 @@ _MARK_RUNNING_SQL = f"""
 UPDATE {ExtractionRun._meta.db_table}
 SET status = %s, attempts = attempts + 1, started_at = %s
 WHERE id = %s AND status <> ALL(%s)
-RETURNING conversation_id, {COMMIT_WITHOUT_FLUSH}
+RETURNING conversation_id
 """
 
 
@@ -353,7 +351,7 @@ SELECT EXISTS (
 def _mark_running(run_id: int) -> int | None:
     """Count the attempt and show the run as running (committed at once, so a failure or a
     killed worker leaves them); its conversation's id, or None when it already finished."""
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(
             _MARK_RUNNING_SQL, [RunStatus.RUNNING, timezone.now(), run_id, list(FINISHED)]
         )
@@ -427,14 +425,14 @@ FOR UPDATE OF r
 """
 # The conversation's lock, then the run read under it: two statements, so that the read's
 # snapshot is taken once the lock is held (it sees what the run before committed).
-_LOCK_SQL = f"SELECT pg_advisory_xact_lock(%s, %s), {COMMIT_WITHOUT_FLUSH}"
+_LOCK_SQL = "SELECT pg_advisory_xact_lock(%s, %s)"
 
 
 def _locked_run(run_id: int, conversation_id: int) -> ExtractionRun:
     """The run, locked, as ``_LOCKED_RUN_SQL`` reads it once its conversation is locked;
     ``unread_messages`` and ``message_before`` set on it."""
     window = max(settings.EXTRACTION_WINDOW_MESSAGES, 1)
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(_LOCK_SQL, _lock_key(conversation_id))
         cursor.execute(_LOCKED_RUN_SQL, [window, run_id])
         row = cursor.fetchone()
@@ -625,7 +623,7 @@ def _save_result(run: ExtractionRun, extracted_through: int | None) -> bool:
         "run": run.pk,
         "active": [RunStatus.QUEUED, RunStatus.RUNNING],
     }
-    with prepared_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(_SAVE_RESULT_SQL, parameters)
         if extracted_through is None:
             return False

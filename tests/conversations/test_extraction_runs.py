@@ -89,28 +89,6 @@ def test_a_window_is_never_extracted_twice(alice: Any) -> None:
     assert (third.window_first, third.window_last, third.created) == (3, 3, 1)
 
 
-@pytest.mark.django_db(transaction=True)  # The run's transaction is then the outermost.
-def test_a_run_commits_without_waiting_for_the_flush_and_only_it(
-    alice: Any, monkeypatch: Any
-) -> None:
-    """conversations/extraction/unflushed_commits.py: the run's transaction, not the session."""
-    seen: list[str] = []
-    reconcile = runs.Reconciler.reconcile
-
-    def recording(self: Any, candidates: Any) -> Any:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW synchronous_commit")
-            seen.append(cursor.fetchone()[0])
-        return reconcile(self, candidates)
-
-    monkeypatch.setattr(runs.Reconciler, "reconcile", recording)
-    assert _run(conversation_with(alice, ("user", "I plan to learn Rust"))).created == 1
-    assert seen == ["off"]
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW synchronous_commit")
-        assert cursor.fetchone()[0] == "on"
-
-
 def test_a_run_embeds_the_turns_it_reads_unless_they_are_already(
     alice: Any, monkeypatch: Any
 ) -> None:

@@ -32,8 +32,6 @@ from django.conf import settings
 from django_q.cluster import Cluster
 from django_q.management.commands import qcluster
 
-from config.gc_tuning import freeze_startup_objects
-
 logger = logging.getLogger(__name__)
 
 
@@ -42,8 +40,6 @@ class Command(qcluster.Command):
         settings.SECRET_KEY  # noqa: B018  (as django-q2's: signing needs it)
         if options.get("cluster_name"):
             os.environ["Q_CLUSTER_NAME"] = options["cluster_name"]
-        # Before the workers fork: they inherit the frozen objects (config.gc_tuning).
-        freeze_startup_objects()
         cluster = Cluster()
         requested: list[int] = []
 
