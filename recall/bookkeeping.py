@@ -5,8 +5,9 @@ and forgetting read).
 A speed trick that earns its place: the preview answers first, and what it leaves behind is
 gathered in the process and written by one flush on a side connection at most every
 FLUSH_SECONDS, all previews' rows in one INSERT and all uses in one UPDATE. Written after
-each preview, it took a side connection and both cores away from the next one: p95 +3 ms
-(benchmarks/recall_speed.py --scale 1 --messages 1000000, figures in the commit). Concurrent
+each preview, it took a side connection and both cores away from the next one: preview p95
+50.9 ms batched, 63.1 ms written after each (benchmarks/speed_tricks.py, 3 rounds at
+--scale 1: +19 %). Concurrent
 previews inject the same memories (pinned ones always), and an UPDATE each would also queue
 on those rows' locks.
 

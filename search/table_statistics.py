@@ -1,5 +1,9 @@
 """What the search asks PostgreSQL about its tables: statistics (kept by autovacuum's ANALYZE),
 the planner's estimates of a pool's size and the average length of a sample of its rows.
+
+A speed trick that earns its place: each figure is kept for SECONDS (``StatisticsCache``)
+instead of asked for on every search: preview p95 50.9 ms with the cache, 101.5 ms without
+(benchmarks/speed_tricks.py, 3 rounds at --scale 1: +50 %).
 """
 
 from __future__ import annotations
