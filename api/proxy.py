@@ -105,6 +105,20 @@ def error_body(code: str, message: str) -> dict[str, Any]:
     }
 
 
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is over ``limit`` bytes (said by its
+    Content-Length, or found reading it: then read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
 def model_map() -> dict[str, str]:
     """MEMORY_PROXY_MODEL_MAP, e.g. ``gpt-4o=llama3,gpt-4o-mini=llama3:8b``."""
     pairs = (item.partition("=") for item in settings.MEMORY_PROXY_MODEL_MAP.split(","))
@@ -455,8 +469,15 @@ class ProxyEndpoint(TokenEndpoint):
         refusal = scope_refusal(token, TokenScope.READ)
         if refusal is not None:
             return openai_error(refusal.status, refusal.message, refusal.code, "permission_error")
+        raw = await read_body(request, settings.MEMORY_PROXY_MAX_BODY_BYTES)
+        if raw is None:
+            return openai_error(
+                413,
+                f"The request body is over {settings.MEMORY_PROXY_MAX_BODY_BYTES} bytes.",
+                "PAYLOAD_TOO_LARGE",
+            )
         try:
-            body = read_json(await request.body())
+            body = read_json(raw)
         except JsonTooDeep:
             return openai_error(
                 400, f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.", "VALIDATION_ERROR"

@@ -332,6 +332,24 @@ def test_deeply_nested_json_is_a_validation_error_in_openai_shape(server, upstre
     assert upstream.requests == []
 
 
+def test_a_body_over_the_limit_is_413_and_not_forwarded(server, upstream, alice, settings):
+    """Issue 42, item 8: 40 MB were taken and forwarded."""
+    settings.MEMORY_PROXY_MAX_BODY_BYTES = 100_000
+    secret = ApiToken.issue(user=alice, name="curl")[1]
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "x" * 200_000}]}
+    headers = {"Authorization": f"Bearer {secret}"}
+    sized = httpx2.post(f"{server}/v1/chat/completions", json=body, headers=headers)
+    chunked = httpx2.post(
+        f"{server}/v1/chat/completions",
+        content=iter([json.dumps(body).encode()]),
+        headers={**headers, "Content-Type": "application/json"},
+    )
+    for response in (sized, chunked):
+        assert response.status_code == 413
+        assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert upstream.requests == []
+
+
 def test_models_lists_upstream_models_and_mapped_names(server, upstream, alice):
     models = client(server, alice).models.list()
     assert [model.id for model in models.data] == ["llama3", "gpt-4o"]
