@@ -46,6 +46,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from accounts.models import ApiToken, TokenScope
+from accounts.text import without_control_characters
 from api.auth import ApiRequest, scope_refusal
 from api.commands import CommandIn
 from api.commands import command as command_endpoint
@@ -126,12 +127,13 @@ def model_map() -> dict[str, str]:
 
 
 def text_of(content: Any) -> str:
-    """A message's text: a string, or the text parts of a list of parts."""
+    """A message's text (a string, or the text parts of a list of parts) as memoryapp reads
+    and stores it: without control characters (the upstream gets the chat unchanged)."""
     if isinstance(content, str):
-        return content
+        return without_control_characters(content)
     if isinstance(content, list):
         return "\n".join(
-            str(part.get("text", ""))
+            without_control_characters(str(part.get("text", "")))
             for part in content
             if isinstance(part, dict) and part.get("type") == "text"
         )
@@ -227,7 +229,7 @@ def store_exchange(request: ApiRequest, turn: Turn, answer: str) -> None:
     ).value
     if conversation["temporary"]:
         return
-    said = [("user", turn.user_text), ("assistant", answer)]
+    said = [("user", turn.user_text), ("assistant", without_control_characters(answer))]
     messages = [
         {"external_id": f"{turn.key}-{role}", "role": role, "content": text[:MAX_STORED_CHARS]}
         for role, text in said

@@ -350,6 +350,22 @@ def test_a_body_over_the_limit_is_413_and_not_forwarded(server, upstream, alice,
     assert upstream.requests == []
 
 
+def test_control_characters_are_passed_on_and_stored_without_them(server, upstream, alice):
+    """Issue 42, item 9: a NUL in the chat left the turn silently not stored."""
+    chat = client(server, alice, **{"X-Memory-Conversation": "pasted"})
+    chat.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "My build log:\u0000 \x1b[31mfailed"}]
+    )
+    assert upstream.requests[-1]["body"]["messages"][-1]["content"].startswith(
+        "My build log:\u0000"
+    )
+    conversation = wait_for(lambda: Conversation.objects.filter(external_id="pasted").first())
+    assert conversation is not None
+    assert wait_for(lambda: conversation.messages.filter(role="user").exists())
+    stored = conversation.messages.get(role="user").content
+    assert stored == "My build log: [31mfailed"
+
+
 def test_models_lists_upstream_models_and_mapped_names(server, upstream, alice):
     models = client(server, alice).models.list()
     assert [model.id for model in models.data] == ["llama3", "gpt-4o"]
