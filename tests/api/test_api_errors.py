@@ -179,7 +179,7 @@ def test_openapi_document_and_offline_docs_page(db):
 
 @pytest.mark.parametrize(
     ("status", "code"),
-    [(409, "CONFLICT"), (429, "RATE_LIMITED"), (404, "NOT_FOUND"), (503, "INTERNAL_ERROR")],
+    [(409, "CONFLICT"), (429, "RATE_LIMITED"), (404, "NOT_FOUND"), (503, "SERVICE_UNAVAILABLE")],
 )
 def test_an_error_with_a_status_only_gets_the_generic_code_of_that_status(status, code):
     """Several codes share 409 (CONFLICT, MEMORY_DISABLED): a bare 409 is never "memory is off"."""
