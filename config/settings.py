@@ -185,10 +185,15 @@ if REDIS_URL:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"refusals_in_one_line": {"()": "config.log_filters.RefusalsInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
-    # httpx2 (under the openai SDK) logs every request it sends at INFO.
-    "loggers": {"pgserver": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        # httpx2 (under the openai SDK) logs every request it sends at INFO.
+        "httpx2": {"level": "WARNING"},
+        "django.request": {"filters": ["refusals_in_one_line"]},
+    },
 }
 
 # Memory behaviour.
