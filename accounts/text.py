@@ -2,7 +2,8 @@
 
 Tab, line feed and carriage return are ordinary text. Lone UTF-16 surrogates (which
 JSON can spell as ``\\ud800``) cannot be encoded as UTF-8, so they are refused too. The
-API (api.middleware), the forms (``TextField``) and imported files all use this rule.
+API (api.middleware, and the MCP tools' arguments), the forms (``TextField``) and imported
+files all use this rule; the memory proxy drops them from what it stores.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ CONTROL_CHARACTERS_MESSAGE = _("control characters (such as NUL) are not allowed
 
 def has_control_characters(text: str) -> bool:
     return CONTROL_CHARACTERS.search(text) is not None
+
+
+def without_control_characters(text: str) -> str:
+    """``text`` with its control characters dropped: for text taken as it comes rather than
+    refused (the chats the memory proxy passes on, whose turns it stores)."""
+    return CONTROL_CHARACTERS.sub("", text)
 
 
 def validate_plain_text(value: Any) -> None:

@@ -16,12 +16,15 @@ from api.auth import BearerToken, BrowserSession
 from api.conversations import router as conversations_router
 from api.errors import document_errors, install_error_handlers
 from api.renderers import FastJSONRenderer
+from api.schemas import document_plain_text
 from api.throttling import TokenRateThrottle
 
 
 class Api(NinjaAPI):
     def get_openapi_schema(self, **kwargs: Any) -> Any:
-        return document_errors(super().get_openapi_schema(**kwargs))
+        schema = document_errors(super().get_openapi_schema(**kwargs))
+        document_plain_text(schema)
+        return schema
 
 
 api = Api(

@@ -58,6 +58,7 @@ from api.memories import (
     memory_update,
     visible_memory,
 )
+from api.middleware import control_character_paths, control_characters_refusal
 from api.recall import PreviewIn
 from api.recall import preview as preview_endpoint
 from conversations.commands import CommandError
@@ -136,11 +137,15 @@ async def call(ctx: Context, work: Callable[[ApiRequest], CallToolResult]) -> Ca
 
 
 class MemoryMCPServer(MCPServer[Any]):
-    """Arguments that fail a tool's input schema answer VALIDATION_ERROR, as in the API."""
+    """Arguments that fail a tool's input schema, or hold control characters, answer
+    VALIDATION_ERROR, as in the API."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
+        fields = list(control_character_paths(arguments))
+        if fields:
+            return failure("VALIDATION_ERROR", *control_characters_refusal(fields))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

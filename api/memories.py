@@ -10,12 +10,12 @@ from __future__ import annotations
 import base64
 import binascii
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from django.db.models import Count, Q
 from django.utils.dateparse import parse_datetime
 from ninja import Field, Query, Router, Schema, Status
-from pydantic import field_validator
+from pydantic import WithJsonSchema, field_validator
 
 from accounts.models import MemorySettings, TokenScope
 from api.auth import (
@@ -26,7 +26,7 @@ from api.auth import (
     writable_project,
 )
 from api.errors import ApiError
-from api.schemas import ApiDateTime, InSchema, StrictBool, Tag
+from api.schemas import ApiDateTime, Fraction, InSchema, JsonInt, StrictBool, Tag
 from conversations.models import Conversation
 from memories import services
 from memories.filters import MemoryFilters, clean_tag
@@ -46,6 +46,14 @@ MAX_CONTENT = 10_000
 # Spelt out for the OpenAPI schema; the conditions are models.STATE_CONDITIONS.
 States = Literal["active", "pending", "rejected", "trash", "forgotten", "all"]
 assert set(get_args(States)) == {*LISTED_STATES, "all"}, "api States out of step with the model"
+
+
+# What a kind may be written as (in any case): a kind, or an alias of one.
+KindName = Annotated[
+    str, WithJsonSchema({"type": "string", "enum": sorted({*Kind.values, *KIND_ALIASES})})
+]
+# A page cursor (``_encode_cursor``): base64url without padding.
+CURSOR_PATTERN = "^[A-Za-z0-9_-]+$"
 
 
 def normalise_kind(value: str) -> str:
@@ -90,13 +98,13 @@ class MemoryPage(Schema):
 
 class MemoryIn(InSchema):
     content: str = Field(..., min_length=1, max_length=MAX_CONTENT)
-    kind: str = "fact"
+    kind: KindName = "fact"
     scope: Literal["user", "project", "conversation"] = "user"
     project: int | str | None = Field(None, description="Project id or slug (scope=project).")
     conversation_id: str | None = Field(None, description="Your conversation's external id.")
     tags: list[Tag] = Field(default_factory=list, max_length=50)
-    importance: float | None = Field(None, ge=0, le=1)
-    confidence: float = Field(0.8, ge=0, le=1)
+    importance: Fraction | None = None
+    confidence: Fraction = 0.8
     pinned: StrictBool = False
 
     @field_validator("kind")
@@ -106,13 +114,15 @@ class MemoryIn(InSchema):
 
 
 class MemoryPatch(InSchema):
-    revision: int = Field(..., description="The revision you read; a stale one gets 409 CONFLICT.")
+    revision: JsonInt = Field(
+        ..., description="The revision you read; a stale one gets 409 CONFLICT."
+    )
     content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT)
-    kind: str | None = None
+    kind: KindName | None = None
     tags: list[Tag] | None = Field(None, max_length=50)
-    importance: float | None = Field(None, ge=0, le=1)
-    confidence: float | None = Field(None, ge=0, le=1)
-    pinned: bool | None = None
+    importance: Fraction | None = None
+    confidence: Fraction | None = None
+    pinned: StrictBool | None = None
 
     @field_validator("kind")
     @classmethod
@@ -122,19 +132,21 @@ class MemoryPatch(InSchema):
 
 class ListFilters(Schema):
     state: States = "active"
-    kind: str | None = None
+    kind: KindName | None = None
     scope: Literal["user", "project", "conversation"] | None = None
     project: int | str | None = None
     tag: str | None = None
     created_after: ApiDateTime | None = None
     created_before: ApiDateTime | None = None
-    cursor: str | None = None
+    cursor: str | None = Field(
+        None, pattern=CURSOR_PATTERN, max_length=200, description="A page's `next_cursor`."
+    )
     limit: int = Field(50, ge=1, le=200)
 
 
 class SearchParams(Schema):
     q: str = Field(..., min_length=1, max_length=2000)
-    kind: str | None = None
+    kind: KindName | None = None
     scope: Literal["user", "project", "conversation"] | None = None
     project: int | str | None = None
     tag: str | None = None

@@ -92,7 +92,7 @@ class ApiBodySizeLimitMiddleware:
         return self.get_response(request)
 
 
-def _control_character_paths(value: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
+def control_character_paths(value: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
     """The dotted path of every string (or object key) in a JSON value holding a control character."""
     if isinstance(value, str):
         if has_control_characters(value):
@@ -102,10 +102,19 @@ def _control_character_paths(value: Any, path: tuple[str, ...] = ()) -> Iterator
             if has_control_characters(key):
                 yield ".".join((*path, key))
             else:
-                yield from _control_character_paths(item, (*path, key))
+                yield from control_character_paths(item, (*path, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _control_character_paths(item, (*path, str(index)))
+            yield from control_character_paths(item, (*path, str(index)))
+
+
+def control_characters_refusal(fields: list[str]) -> tuple[str, dict[str, Any]]:
+    """The VALIDATION_ERROR's message and details for control characters in ``fields``."""
+    message = str(CONTROL_CHARACTERS_MESSAGE)
+    return (
+        "Control characters (such as NUL) are not allowed; tab, CR and LF are.",
+        {"fields": [{"field": field, "message": message} for field in fields]},
+    )
 
 
 class ApiRequestChecksMiddleware:
@@ -139,14 +148,9 @@ class ApiRequestChecksMiddleware:
                         )
                     except ValueError:
                         body = None  # ninja answers it
-                    fields.extend(_control_character_paths(body))
+                    fields.extend(control_character_paths(body))
             if fields:
-                message = str(CONTROL_CHARACTERS_MESSAGE)
-                return error_response(
-                    "VALIDATION_ERROR",
-                    "Control characters (such as NUL) are not allowed; tab, CR and LF are.",
-                    {"fields": [{"field": field, "message": message} for field in fields]},
-                )
+                return error_response("VALIDATION_ERROR", *control_characters_refusal(fields))
         return self.get_response(request)
 
 

@@ -46,6 +46,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from accounts.models import ApiToken, TokenScope
+from accounts.text import without_control_characters
 from api.auth import ApiRequest, scope_refusal
 from api.commands import CommandIn
 from api.commands import command as command_endpoint
@@ -105,6 +106,20 @@ def error_body(code: str, message: str) -> dict[str, Any]:
     }
 
 
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is over ``limit`` bytes (said by its
+    Content-Length, or found reading it: then read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
 def model_map() -> dict[str, str]:
     """MEMORY_PROXY_MODEL_MAP, e.g. ``gpt-4o=llama3,gpt-4o-mini=llama3:8b``."""
     pairs = (item.partition("=") for item in settings.MEMORY_PROXY_MODEL_MAP.split(","))
@@ -112,12 +127,13 @@ def model_map() -> dict[str, str]:
 
 
 def text_of(content: Any) -> str:
-    """A message's text: a string, or the text parts of a list of parts."""
+    """A message's text (a string, or the text parts of a list of parts) as memoryapp reads
+    and stores it: without control characters (the upstream gets the chat unchanged)."""
     if isinstance(content, str):
-        return content
+        return without_control_characters(content)
     if isinstance(content, list):
         return "\n".join(
-            str(part.get("text", ""))
+            without_control_characters(str(part.get("text", "")))
             for part in content
             if isinstance(part, dict) and part.get("type") == "text"
         )
@@ -213,7 +229,7 @@ def store_exchange(request: ApiRequest, turn: Turn, answer: str) -> None:
     ).value
     if conversation["temporary"]:
         return
-    said = [("user", turn.user_text), ("assistant", answer)]
+    said = [("user", turn.user_text), ("assistant", without_control_characters(answer))]
     messages = [
         {"external_id": f"{turn.key}-{role}", "role": role, "content": text[:MAX_STORED_CHARS]}
         for role, text in said
@@ -455,8 +471,15 @@ class ProxyEndpoint(TokenEndpoint):
         refusal = scope_refusal(token, TokenScope.READ)
         if refusal is not None:
             return openai_error(refusal.status, refusal.message, refusal.code, "permission_error")
+        raw = await read_body(request, settings.MEMORY_PROXY_MAX_BODY_BYTES)
+        if raw is None:
+            return openai_error(
+                413,
+                f"The request body is over {settings.MEMORY_PROXY_MAX_BODY_BYTES} bytes.",
+                "PAYLOAD_TOO_LARGE",
+            )
         try:
-            body = read_json(await request.body())
+            body = read_json(raw)
         except JsonTooDeep:
             return openai_error(
                 400, f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.", "VALIDATION_ERROR"

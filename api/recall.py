@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from accounts.models import TokenScope
 from api.auth import ApiRequest, member_project, requires_scope
 from api.errors import ApiError
-from api.schemas import ApiDateTime, InSchema, StrictBool
+from api.schemas import ApiDateTime, Fraction, InSchema, JsonInt, StrictBool
 from conversations.models import Conversation
 from recall.injection import (
     DEFAULT_BUDGETS,
@@ -27,9 +27,9 @@ router = Router(tags=["recall"])
 
 
 class ScopeBudgets(InSchema):
-    user: int = Field(DEFAULT_BUDGETS["user"], ge=0, le=100_000)
-    project: int = Field(DEFAULT_BUDGETS["project"], ge=0, le=100_000)
-    conversation: int = Field(DEFAULT_BUDGETS["conversation"], ge=0, le=100_000)
+    user: JsonInt = Field(DEFAULT_BUDGETS["user"], ge=0, le=100_000)
+    project: JsonInt = Field(DEFAULT_BUDGETS["project"], ge=0, le=100_000)
+    conversation: JsonInt = Field(DEFAULT_BUDGETS["conversation"], ge=0, le=100_000)
 
 
 Source = Literal["memories", "episodes"]
@@ -47,13 +47,13 @@ class PreviewIn(InSchema):
     conversation_id: str | None = Field(None, description="Your conversation's external id.")
     project: int | str | None = Field(None, description="Project id or slug: adds its memories.")
     temporary: StrictBool = Field(False, description="A private chat: nothing is injected.")
-    budget: int = Field(DEFAULT_TOTAL_BUDGET, ge=0, le=100_000, description="Total tokens.")
+    budget: JsonInt = Field(DEFAULT_TOTAL_BUDGET, ge=0, le=100_000, description="Total tokens.")
     budgets: ScopeBudgets = Field(
         default_factory=lambda: ScopeBudgets.model_validate({}), description="Tokens per scope."
     )
     format: Literal["markdown", "xml", "json"] = "markdown"
-    limit: int = Field(50, ge=1, le=200, description="Most memories to inject.")
-    min_score: float = Field(0.0, ge=0, le=1)
+    limit: JsonInt = Field(50, ge=1, le=200, description="Most memories to inject.")
+    min_score: Fraction = 0.0
     dry_run: StrictBool = Field(False, description="Preview only: no use counted, no access log.")
     as_of: ApiDateTime | None = Field(None, description="Recall what was true then.")
     client: str = Field("", max_length=100, description="Your app's name, for the access log.")

@@ -17,7 +17,16 @@ from pydantic import (
     WithJsonSchema,
 )
 
-__all__ = ["MAX_TAG_LENGTH", "ApiDateTime", "InSchema", "StrictBool", "Tag"]
+__all__ = [
+    "MAX_TAG_LENGTH",
+    "ApiDateTime",
+    "Fraction",
+    "InSchema",
+    "JsonInt",
+    "StrictBool",
+    "Tag",
+    "document_plain_text",
+]
 
 # PostgreSQL stores offsets up to 15:59 either way.
 MAX_OFFSET = timedelta(hours=16)
@@ -50,6 +59,36 @@ ApiDateTime = Annotated[
     AfterValidator(_storable),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
+
+
+def _json_number(value: Any) -> Any:
+    """A number as JSON writes it: true, false or a numeral in a string is not one (pydantic
+    would read false as 0)."""
+    if isinstance(value, bool | str):
+        raise ValueError("must be a number")
+    return value
+
+
+# A request body's numbers: a score, confidence or importance from 0 to 1, and a count.
+Fraction = Annotated[float, Field(ge=0, le=1), BeforeValidator(_json_number)]
+JsonInt = Annotated[int, BeforeValidator(_json_number)]
+
+# Every string the API takes or gives is without control characters (api.middleware refuses
+# them, accounts.text says which): the OpenAPI document says so of each string.
+PLAIN_TEXT_PATTERN = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$"
+
+
+def document_plain_text(node: Any) -> None:
+    """Give every string schema in ``node`` (an OpenAPI document, or part) without a pattern,
+    format or fixed values the control-character rule's pattern."""
+    if isinstance(node, dict):
+        if node.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(node):
+            node["pattern"] = PLAIN_TEXT_PATTERN
+        for value in node.values():
+            document_plain_text(value)
+    elif isinstance(node, list):
+        for value in node:
+            document_plain_text(value)
 
 
 class InSchema(Schema):

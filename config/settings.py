@@ -182,10 +182,15 @@ if REDIS_URL:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"refusals_in_one_line": {"()": "config.log_filters.RefusalsInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
-    # httpx2 (under the openai SDK) logs every request it sends at INFO.
-    "loggers": {"pgserver": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        # httpx2 (under the openai SDK) logs every request it sends at INFO.
+        "httpx2": {"level": "WARNING"},
+        "django.request": {"filters": ["refusals_in_one_line"]},
+    },
 }
 
 # Memory behaviour.
@@ -264,3 +269,5 @@ MEMORY_PROXY_UPSTREAM_URL = envstr("MEMORY_PROXY_UPSTREAM_URL", "")
 MEMORY_PROXY_UPSTREAM_API_KEY = envstr("MEMORY_PROXY_UPSTREAM_API_KEY", "")
 MEMORY_PROXY_MODEL_MAP = envstr("MEMORY_PROXY_MODEL_MAP", "")
 MEMORY_PROXY_TIMEOUT = envfloat("MEMORY_PROXY_TIMEOUT", 120.0)
+# A chat request's body, images included; a larger one is answered 413 and not forwarded.
+MEMORY_PROXY_MAX_BODY_BYTES = envint("MEMORY_PROXY_MAX_BODY_BYTES", 10_000_000)

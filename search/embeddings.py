@@ -514,10 +514,13 @@ def fallback_degraded() -> dict[str, str] | None:
     if reason is None:
         return None
     provider = get_provider()
-    downloadable = getattr(provider, "missing", False) and not settings.MEMORY_EMBEDDING_MODEL_PATH
+    missing = getattr(provider, "missing", False)
+    downloadable = missing and not settings.MEMORY_EMBEDDING_MODEL_PATH
+    # Not the reason itself: it names the server's folders; staff read it at /healthz.
+    why = "it is not downloaded yet" if missing else "it could not be loaded"
     return {
         "code": "EMBEDDING_FALLBACK",
-        "message": f"The embedding model is not used ({reason}); "
+        "message": f"The embedding model is not used ({why}; /healthz tells staff more); "
         "recall ranks by meaning with the simpler local hash embeddings.",
         "command": DOWNLOAD_COMMAND if downloadable else "",
     }

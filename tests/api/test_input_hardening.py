@@ -143,3 +143,35 @@ def test_deeply_nested_json_is_a_validation_error(alice: Any, depth: int) -> Non
     for path in ("/api/v1/memories", "/api/v1/injection-preview"):
         response = client.post(path, "[" * depth + "]" * depth, content_type="application/json")
         assert_validation_error(response)
+
+
+@pytest.mark.parametrize(
+    "path,body",
+    [
+        ("/memories", {"content": "Likes tea", "confidence": False}),
+        ("/memories", {"content": "Likes tea", "importance": True}),
+        ("/memories", {"content": "Likes tea", "confidence": "0.5"}),
+        ("/injection-preview", {"message": "tea?", "min_score": True}),
+        ("/injection-preview", {"message": "tea?", "min_score": "0.5"}),
+        ("/injection-preview", {"message": "tea?", "limit": True}),
+    ],
+)
+def test_numbers_must_be_json_numbers(alice: Any, path: str, body: dict[str, Any]) -> None:
+    """Issue 42, item 11: "confidence": false was stored as 0.0."""
+    assert_validation_error(ApiClient(alice).post(path, body))
+    assert not Memory.objects.exists()
+
+
+def test_the_openapi_document_states_the_text_kind_and_cursor_rules(alice: Any) -> None:
+    schema = ApiClient(alice).get("/openapi.json").json()
+    memory_in = schema["components"]["schemas"]["MemoryIn"]["properties"]
+    assert "fact" in memory_in["kind"]["enum"] and "preference" in memory_in["kind"]["enum"]
+    assert memory_in["content"]["pattern"].startswith("^[^\\x00")
+    assert memory_in["confidence"]["maximum"] == 1
+    parameters = {
+        parameter["name"]: parameter["schema"]
+        for parameter in schema["paths"]["/api/v1/memories"]["get"]["parameters"]
+    }
+    assert parameters["cursor"]["anyOf"][0]["pattern"] == "^[A-Za-z0-9_-]+$"
+    assert "preference" in parameters["kind"]["anyOf"][0]["enum"]
+    assert ApiClient(alice).get("/memories", {"cursor": "not a cursor!"}).status_code == 400

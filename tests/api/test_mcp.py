@@ -216,6 +216,20 @@ def test_bad_arguments_are_validation_errors(server, alice):
     assert "Tell me what to remember" in error(empty_command)["message"]
 
 
+def test_control_characters_in_arguments_are_validation_errors(server, alice):
+    """Issue 42, item 9: NUL reached PostgreSQL (a DataError, INTERNAL_ERROR)."""
+
+    async def steps(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("add_memory", {"content": "Likes tea\u0000"}),
+            await session.call_tool("get_memory_context", {"message": "tea?\u0000"}),
+        ]
+
+    for result in with_session(server, secret_for(alice), steps):
+        assert error(result)["code"] == "VALIDATION_ERROR"
+    assert not Memory.objects.exists()
+
+
 def test_bad_token_is_refused(server, alice):
     response = httpx2.post(
         f"{server}/mcp",

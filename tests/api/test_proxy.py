@@ -332,6 +332,40 @@ def test_deeply_nested_json_is_a_validation_error_in_openai_shape(server, upstre
     assert upstream.requests == []
 
 
+def test_a_body_over_the_limit_is_413_and_not_forwarded(server, upstream, alice, settings):
+    """Issue 42, item 8: 40 MB were taken and forwarded."""
+    settings.MEMORY_PROXY_MAX_BODY_BYTES = 100_000
+    secret = ApiToken.issue(user=alice, name="curl")[1]
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "x" * 200_000}]}
+    headers = {"Authorization": f"Bearer {secret}"}
+    sized = httpx2.post(f"{server}/v1/chat/completions", json=body, headers=headers)
+    chunked = httpx2.post(
+        f"{server}/v1/chat/completions",
+        content=iter([json.dumps(body).encode()]),
+        headers={**headers, "Content-Type": "application/json"},
+    )
+    for response in (sized, chunked):
+        assert response.status_code == 413
+        assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert upstream.requests == []
+
+
+def test_control_characters_are_passed_on_and_stored_without_them(server, upstream, alice):
+    """Issue 42, item 9: a NUL in the chat left the turn silently not stored."""
+    chat = client(server, alice, **{"X-Memory-Conversation": "pasted"})
+    chat.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "My build log:\u0000 \x1b[31mfailed"}]
+    )
+    assert upstream.requests[-1]["body"]["messages"][-1]["content"].startswith(
+        "My build log:\u0000"
+    )
+    conversation = wait_for(lambda: Conversation.objects.filter(external_id="pasted").first())
+    assert conversation is not None
+    assert wait_for(lambda: conversation.messages.filter(role="user").exists())
+    stored = conversation.messages.get(role="user").content
+    assert stored == "My build log: [31mfailed"
+
+
 def test_models_lists_upstream_models_and_mapped_names(server, upstream, alice):
     models = client(server, alice).models.list()
     assert [model.id for model in models.data] == ["llama3", "gpt-4o"]

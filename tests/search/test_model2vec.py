@@ -146,7 +146,11 @@ def test_auto_falls_back_to_the_hash_embeddings_and_says_why(alice, tmp_path, wh
         kept = remember(alice, "Backups run every night at two")
         preview = injection_preview(alice, PreviewRequest(message="when do backups run?"))
         assert preview["degraded"]["code"] == "EMBEDDING_FALLBACK"
-        assert str(path) in preview["degraded"]["message"]
+        # A token holder is told the model is not used, never where the server keeps it.
+        assert str(path) not in preview["degraded"]["message"]
+        assert str(tmp_path) not in json.dumps(preview["degraded"])
+        why = "not downloaded yet" if where == "missing" else "could not be loaded"
+        assert why in preview["degraded"]["message"]
         # The fallback's hash vectors find no meaning: the preview ranks by keywords alone.
         assert [m["id"] for m in preview["memories"]] == [kept.pk]
         parts = preview["memories"][0]["score_parts"]
