@@ -107,6 +107,20 @@ _SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
         r"[A-Za-z0-9!@#$%^&*()_+\-=.~?]{4,}(?![年月日号岁])",
         re.IGNORECASE,
     ),
+    # Said without naming it: "the new one for the router is Pierogi!Tuesday88", "the master
+    # code they picked is 7305", "新的那串是 maomao@2024xm".
+    "unnamed secret": re.compile(
+        r"\b(?:the |my |our )?new one(?: for (?:the |my |our )?[\w -]{1,25}?)?(?:\s+is|'s|:)\s*"
+        rf"['\"“]?(?!v?\d+(?:\.\d+)+\b){_MADE_UP}"
+        r"|\b(?:master|access|security|door|alarm|safe|gate|entry|admin|unlock|lock|garage|"
+        r"building|keypad|wi-?fi)\s+(?:code|combination|combo)\b[^.!?\n]{0,30}?"
+        r"(?:\bis|\bwas|:|=)\s*['\"“]?\d{4,10}\b"
+        r"|(?:新的|新设的|新改的)?(?:那串|这串|那个串|一串)(?:字符|密码)?(?:是|为|：|:)\s*"
+        r"(?=[^\s，。,]*[\d!@#$%^&*_+=~])[A-Za-z0-9!@#$%^&*()_+\-=.~?]{4,}"
+        r"|新的(?:是|为|：|:)\s*(?=[^\s，。,]*\d)(?=[^\s，。,]*[A-Za-z!@#$%^&*])"
+        r"[A-Za-z0-9!@#$%^&*()_+\-=.~?]{6,}",
+        re.IGNORECASE,
+    ),
     "ssn": re.compile(
         r"\b(?:ssn|social security(?: number)?)\b\D{0,20}\d{3}-\d{2}-\d{4}\b", re.IGNORECASE
     ),
@@ -197,6 +211,7 @@ _LABELS = {
     "assigned secret": "secret",
     "password": "password",
     "password in context": "password",
+    "unnamed secret": "password",
     "ssn": "SSN",
     "card number": "card number",
     "resident id": "ID number",

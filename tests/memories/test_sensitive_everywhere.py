@@ -46,6 +46,13 @@ SECRETS = [
     ("我的身份证号是 11010519491231002X", "11010519491231002X"),
     ("门禁 PIN码 246810，每周一换", "246810"),
     ("把测试环境的密码改成 qwerty789 了", "qwerty789"),
+    # Said without naming a password, a card or an ID.
+    ("Got the mesh working. The new one for the router is Pierogi!Tuesday88", "Pierogi!Tuesday"),
+    ("My parents' new alarm: the master code they picked is 7305.", "7305"),
+    ("家里新装了小米路由器，新的那串是 maomao@2024xm，写这儿省得我忘了。", "maomao@2024xm"),
+    ("All my subscriptions go on my Monzo card 5355 2210 4471 9088", "5355 2210 4471 9088"),
+    ("每个月发工资后转3000到定期，卡号 6225 8821 4073 9654", "6225 8821 4073 9654"),
+    ("租房申请：姓名林晓，330106199205183420，紧急联系人是妹妹", "330106199205183420"),
 ]
 
 ORDINARY = [
@@ -58,6 +65,9 @@ ORDINARY = [
     "The password is required on the login form",
     "Order 1234 shipped on Monday",
     "Deploys go out on Tuesdays at 14:00",
+    "The new one is v2.3 of the API",
+    "The new one is much longer",
+    "新的是2024年买的",
     "密码策略需要更新",
     "我们明天讨论密钥轮换的流程",
     "I prefer pytest over unittest",
