@@ -47,7 +47,7 @@ COMMANDS = (
 
 MESSAGES = {
     "en": {
-        "off": "Memory is off, so nothing was changed. Turn it on in Settings → Memory: {url}",
+        "off": "Memory is off, so nothing was changed. Turn it on in Memory settings: {url}",
         "remembered": "Remembered: “{content}”.",
         "remembered_project": "Remembered for project {project}: “{content}”.",
         "known": "You already have this: “{content}”. {url}",
@@ -75,7 +75,7 @@ MESSAGES = {
         "scopes": {"user": "personal", "project": "project", "conversation": "this conversation"},
     },
     "zh": {
-        "off": "记忆功能未开启，未做任何更改。请在 设置 → 记忆 中开启：{url}",
+        "off": "记忆功能未开启，未做任何更改。请在“记忆设置”中开启：{url}",
         "remembered": "已记住：“{content}”。",
         "remembered_project": "已为项目 {project} 记住：“{content}”。",
         "known": "你已经有这条记忆了：“{content}”。{url}",
@@ -142,6 +142,11 @@ class CommandContext:
     project: Project | None = None
     conversation: Conversation | None = None
     actor_label: str = ""
+    # The address the user reached this server at (links in replies); else SITE_URL.
+    site_url: str = ""
+
+    def link(self, path: str) -> str:
+        return f"{self.site_url or settings.SITE_URL}{path}"
 
     def say(self, key: str, **values: object) -> str:
         return str(MESSAGES[self.language][key]).format(**values)
@@ -156,8 +161,10 @@ def run_command(
     project: Project | None = None,
     conversation: Conversation | None = None,
     actor_label: str = "",
+    site_url: str = "",
 ) -> CommandReply:
-    """Run one slash command for ``user`` and say what happened."""
+    """Run one slash command for ``user`` and say what happened; its links start with
+    ``site_url`` (the server as the caller reached it) or else ``SITE_URL``."""
     text = text.strip()
     context = CommandContext(
         user=user,
@@ -165,13 +172,16 @@ def run_command(
         project=project,
         conversation=conversation,
         actor_label=actor_label,
+        site_url=site_url,
     )
     name, argument = _parse(text)
     if name is None:
         raise CommandError("VALIDATION_ERROR", context.say("unknown", commands=", ".join(COMMANDS)))
     if not MemorySettings.for_user(user).memory_enabled:
         return CommandReply(
-            name, context.say("off", url=f"{settings.SITE_URL}/settings/memories"), context.language
+            name,
+            context.say("off", url=context.link("/settings/memories#memory-settings")),
+            context.language,
         )
     try:
         reply = HANDLERS[name](context, argument)
@@ -216,9 +226,7 @@ def _remember(context: CommandContext, content: str) -> CommandReply:
 def _already_known(context: CommandContext, memory: Memory, page: str) -> CommandReply:
     """/remember of something known already (extraction's duplicate test): nothing is
     stored twice; the reply links to the memory there is."""
-    reply = context.say(
-        "known", content=memory.content, url=f"{settings.SITE_URL}{memory.page_url(page)}"
-    )
+    reply = context.say("known", content=memory.content, url=context.link(memory.page_url(page)))
     return CommandReply("", reply, context.language, False, [memory])
 
 

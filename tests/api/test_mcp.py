@@ -153,6 +153,7 @@ def test_memory_off(server, alice):
     assert context.structured_content["reason"] == "memory_disabled"
     assert "Memory is off" in text(context)
     assert text(remembered).startswith("Memory is off, so nothing was changed.")
+    assert text(remembered).endswith(f"{server}/settings/memories#memory-settings")
     assert Memory.objects.count() == 1
 
 
