@@ -60,17 +60,29 @@ MESSAGES = {
         "viewer": "You can read project {project}'s memories but not add to them.",
         "need_words": "Tell me what to forget, e.g. /forget tabs — or /forget --all.",
         "forgot_none": "No memory matches “{words}”; nothing was forgotten.",
-        "forgot": "Forgot {count} memories:\n{items}\nYou can undo this.",
-        "forgot_all": "Forgot all {count} of your personal memories. You can undo this.",
+        "forgot": (
+            "Forgot 1 memory:\n{items}\nYou can undo this.",
+            "Forgot {count} memories:\n{items}\nYou can undo this.",
+        ),
+        "forgot_all": (
+            "Forgot your only personal memory. You can undo this.",
+            "Forgot all {count} of your personal memories. You can undo this.",
+        ),
         "forgot_all_none": "You have no personal memories to forget.",
-        "summary": "{count} memories in effect ({breakdown}).",
+        "summary": (
+            "1 memory in effect ({breakdown}).",
+            "{count} memories in effect ({breakdown}).",
+        ),
         "summary_top": "Most important:\n{items}",
         "summary_none": "No memories are in effect yet. Add one with /remember.",
-        "found": "{count} memories match “{query}”:\n{items}",
+        "found": (
+            "1 memory matches “{query}”:\n{items}",
+            "{count} memories match “{query}”:\n{items}",
+        ),
         "found_none": "No memory matches “{query}”.",
         "need_query": "Tell me what to look for, e.g. /memory search deadlines.",
         "unknown": "Unknown command. Try: {commands}.",
-        "undone": "Brought back {count} memories.",
+        "undone": ("Brought back 1 memory.", "Brought back {count} memories."),
         "nothing_to_undo": "There is nothing left to undo.",
         "scopes": {"user": "personal", "project": "project", "conversation": "this conversation"},
     },
@@ -100,6 +112,14 @@ MESSAGES = {
         "scopes": {"user": "个人", "project": "项目", "conversation": "本对话"},
     },
 }
+
+
+def say(language: str, key: str, **values: object) -> str:
+    """The reply ``key`` in ``language``; of a (one, many) pair, the one that fits ``count``."""
+    message = MESSAGES[language][key]
+    if isinstance(message, tuple):
+        message = message[0] if values.get("count") == 1 else message[1]
+    return str(message).format(**values)
 
 
 class CommandError(Exception):
@@ -149,7 +169,7 @@ class CommandContext:
         return f"{self.site_url or settings.SITE_URL}{path}"
 
     def say(self, key: str, **values: object) -> str:
-        return str(MESSAGES[self.language][key]).format(**values)
+        return say(self.language, key, **values)
 
 
 def run_command(
@@ -341,6 +361,6 @@ def undo_forget(
         return None
     memory_ids = MemoryEvent.objects.filter(batch=token).values("memory_id")
     if not Memory.objects.in_trash().filter(pk__in=memory_ids).exists():
-        return MESSAGES[language]["nothing_to_undo"], []  # type: ignore[return-value]
+        return say(language, "nothing_to_undo"), []
     restored = services.memory_undo_batch(batch=token, actor=user, actor_label=actor_label)
-    return str(MESSAGES[language]["undone"]).format(count=len(restored)), restored
+    return say(language, "undone", count=len(restored)), restored

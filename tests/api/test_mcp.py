@@ -116,7 +116,7 @@ def test_every_tool_round_trip(server, alice):
     assert Memory.objects.get(pk=memory_id).deleted_at is None
     # The slash commands' own replies.
     assert text(out["remember"]) == "Remembered: “Always use vitest”."
-    assert text(out["forget"]).startswith("Forgot 1 memories:\n- Always use vitest")
+    assert text(out["forget"]).startswith("Forgot 1 memory:\n- Always use vitest")
     assert out["forget"].structured_content["undo_token"]
     assert not Memory.objects.alive().filter(content="Always use vitest").exists()
     # The API token is the actor in the memory's history.
