@@ -6,10 +6,14 @@ export XDG_RUNTIME_DIR ?= /tmp
 
 .PHONY: run test check install browser
 
+# `make run PORT=8101` (or HOST=0.0.0.0) serves elsewhere; links in emails follow unless SITE_URL is set.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
 run: $(VENV)/.installed
 	DEBUG=true $(BIN)/python manage.py migrate --noinput
 	DEBUG=true $(BIN)/python manage.py seed_demo
-	DEBUG=true $(BIN)/python manage.py serve
+	DEBUG=true SITE_URL="$${SITE_URL:-http://$(HOST):$(PORT)}" $(BIN)/python manage.py serve $(HOST):$(PORT)
 
 test: $(VENV)/.installed browser
 	$(BIN)/lint-imports --no-cache

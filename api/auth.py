@@ -66,6 +66,10 @@ class ApiRequest(HttpRequest):
     user: User
     api_token: ApiToken | None
 
+    def _get_scheme(self) -> str:
+        # The gateway's requests (MCP, the proxy) carry their ASGI scope's scheme here.
+        return str(self.META.get("wsgi.url_scheme", "http"))
+
 
 def scope_refusal(token: ApiToken | None, scope: str) -> ApiError | None:
     """Why ``token`` may not do an operation needing ``scope`` (None: it may). A browser

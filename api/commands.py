@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
+from django.core.exceptions import DisallowedHost
 from ninja import Field, Router, Schema
 
 from accounts.models import TokenScope
@@ -16,6 +17,15 @@ from conversations.commands import CommandError, detect_language, run_command, u
 from conversations.models import Conversation
 
 router = Router(tags=["commands"])
+
+
+def _site_url(request: ApiRequest) -> str:
+    """This server as the caller reached it; "" (SITE_URL) for a host Django does not serve
+    or none (/mcp and /v1 run beside Django, which has not checked their Host)."""
+    try:
+        return request.build_absolute_uri("/").rstrip("/")
+    except (DisallowedHost, KeyError):  # KeyError: no Host nor SERVER_NAME
+        return ""
 
 
 class CommandIn(InSchema):
@@ -78,6 +88,7 @@ def command(request: ApiRequest, payload: CommandIn) -> dict[str, Any]:
             project=member_project(request, payload.project) if payload.project else None,
             conversation=conversation,
             actor_label=actor_label(request),
+            site_url=_site_url(request),
         )
     except CommandError as exc:
         raise ApiError(exc.code, exc.message) from exc

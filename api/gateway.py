@@ -125,6 +125,10 @@ async def as_caller(scope: Scope, work: Callable[[ApiRequest], T]) -> T:
     """Run ``work`` (calls of the JSON API's endpoint functions) in a worker thread, with
     the API request of the token that passed ``TokenAuth``, in the caller's language."""
     request = api_request(scope_token(scope), accept_language=header(scope, "accept-language"))
+    # Links in the answers (slash commands' replies) name the server as the caller reached it.
+    if host := header(scope, "host"):
+        request.META["HTTP_HOST"] = host
+        request.META["wsgi.url_scheme"] = scope.get("scheme", "http")
     return await run_sync(work, request)
 
 

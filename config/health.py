@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.conf import settings
@@ -34,6 +35,15 @@ def _pgvector() -> dict[str, Any]:
             "error": "the vector extension is not installed; run manage.py migrate",
         }
     return {"ok": True, "version": row[0]}
+
+
+# When this process started serving (the app loads at start): until a worker's first heartbeat
+# is due, no heartbeat (or a previous run's) means the worker is starting, not down.
+STARTED_AT = time.monotonic()
+
+
+def _starting() -> bool:
+    return time.monotonic() - STARTED_AT < settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS
 
 
 def _worker() -> dict[str, Any]:
@@ -79,7 +89,8 @@ DATABASE_UNAVAILABLE = {"ok": False, "error": "database unavailable"}
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     """Each component's state; its details (versions, errors, which may name sockets or
-    hosts) only for staff."""
+    hosts) only for staff. "starting" (200) while the worker's first heartbeat is not due yet:
+    pages and the API work, jobs wait for it."""
     database = _database()
     if database["ok"]:
         checks = {
@@ -96,12 +107,15 @@ def healthz(request: HttpRequest) -> JsonResponse:
             "embeddings": DATABASE_UNAVAILABLE,
         }
     healthy = all(check["ok"] for check in checks.values())
+    others_healthy = all(check["ok"] for name, check in checks.items() if name != "worker")
+    starting = not healthy and others_healthy and _starting()
+    if starting:
+        checks["worker"]["code"] = "starting"
     # Who is asking is read from the database too.
     if not (database["ok"] and _is_staff(request)):
         checks = {
             name: {key: check[key] for key in PUBLIC_KEYS if key in check}
             for name, check in checks.items()
         }
-    return JsonResponse(
-        {"status": "ok" if healthy else "unhealthy", **checks}, status=200 if healthy else 503
-    )
+    status = "ok" if healthy else "starting" if starting else "unhealthy"
+    return JsonResponse({"status": status, **checks}, status=200 if healthy or starting else 503)

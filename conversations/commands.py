@@ -48,7 +48,7 @@ COMMANDS = (
 
 MESSAGES = {
     "en": {
-        "off": "Memory is off, so nothing was changed. Turn it on in Settings → Memory: {url}",
+        "off": "Memory is off, so nothing was changed. Turn it on in Memory settings: {url}",
         "remembered": "Remembered: “{content}”.",
         "remembered_project": "Remembered for project {project}: “{content}”.",
         "known": "You already have this: “{content}”. {url}",
@@ -61,22 +61,34 @@ MESSAGES = {
         "viewer": "You can read project {project}'s memories but not add to them.",
         "need_words": "Tell me what to forget, e.g. /forget tabs — or /forget --all.",
         "forgot_none": "No memory matches “{words}”; nothing was forgotten.",
-        "forgot": "Forgot {count} memories:\n{items}\nYou can undo this.",
-        "forgot_all": "Forgot all {count} of your personal memories. You can undo this.",
+        "forgot": (
+            "Forgot 1 memory:\n{items}\nYou can undo this.",
+            "Forgot {count} memories:\n{items}\nYou can undo this.",
+        ),
+        "forgot_all": (
+            "Forgot your only personal memory. You can undo this.",
+            "Forgot all {count} of your personal memories. You can undo this.",
+        ),
         "forgot_all_none": "You have no personal memories to forget.",
-        "summary": "{count} memories in effect ({breakdown}).",
+        "summary": (
+            "1 memory in effect ({breakdown}).",
+            "{count} memories in effect ({breakdown}).",
+        ),
         "summary_top": "Most important:\n{items}",
         "summary_none": "No memories are in effect yet. Add one with /remember.",
-        "found": "{count} memories match “{query}”:\n{items}",
+        "found": (
+            "1 memory matches “{query}”:\n{items}",
+            "{count} memories match “{query}”:\n{items}",
+        ),
         "found_none": "No memory matches “{query}”.",
         "need_query": "Tell me what to look for, e.g. /memory search deadlines.",
         "unknown": "Unknown command. Try: {commands}.",
-        "undone": "Brought back {count} memories.",
+        "undone": ("Brought back 1 memory.", "Brought back {count} memories."),
         "nothing_to_undo": "There is nothing left to undo.",
         "scopes": {"user": "personal", "project": "project", "conversation": "this conversation"},
     },
     "zh": {
-        "off": "记忆功能未开启，未做任何更改。请在 设置 → 记忆 中开启：{url}",
+        "off": "记忆功能未开启，未做任何更改。请在“记忆设置”中开启：{url}",
         "remembered": "已记住：“{content}”。",
         "remembered_project": "已为项目 {project} 记住：“{content}”。",
         "known": "你已经有这条记忆了：“{content}”。{url}",
@@ -101,6 +113,14 @@ MESSAGES = {
         "scopes": {"user": "个人", "project": "项目", "conversation": "本对话"},
     },
 }
+
+
+def say(language: str, key: str, **values: object) -> str:
+    """The reply ``key`` in ``language``; of a (one, many) pair, the one that fits ``count``."""
+    message = MESSAGES[language][key]
+    if isinstance(message, tuple):
+        message = message[0] if values.get("count") == 1 else message[1]
+    return str(message).format(**values)
 
 
 class CommandError(Exception):
@@ -143,9 +163,14 @@ class CommandContext:
     project: Project | None = None
     conversation: Conversation | None = None
     actor_label: str = ""
+    # The address the user reached this server at (links in replies); else SITE_URL.
+    site_url: str = ""
+
+    def link(self, path: str) -> str:
+        return f"{self.site_url or settings.SITE_URL}{path}"
 
     def say(self, key: str, **values: object) -> str:
-        return str(MESSAGES[self.language][key]).format(**values)
+        return say(self.language, key, **values)
 
 
 def run_command(
@@ -157,8 +182,10 @@ def run_command(
     project: Project | None = None,
     conversation: Conversation | None = None,
     actor_label: str = "",
+    site_url: str = "",
 ) -> CommandReply:
-    """Run one slash command for ``user`` and say what happened."""
+    """Run one slash command for ``user`` and say what happened; its links start with
+    ``site_url`` (the server as the caller reached it) or else ``SITE_URL``."""
     text = text.strip()
     context = CommandContext(
         user=user,
@@ -166,13 +193,16 @@ def run_command(
         project=project,
         conversation=conversation,
         actor_label=actor_label,
+        site_url=site_url,
     )
     name, argument = _parse(text)
     if name is None:
         raise CommandError("VALIDATION_ERROR", context.say("unknown", commands=", ".join(COMMANDS)))
     if not MemorySettings.for_user(user).memory_enabled:
         return CommandReply(
-            name, context.say("off", url=f"{settings.SITE_URL}/settings/memories"), context.language
+            name,
+            context.say("off", url=context.link("/settings/memories#memory-settings")),
+            context.language,
         )
     try:
         reply = HANDLERS[name](context, argument)
@@ -217,9 +247,7 @@ def _remember(context: CommandContext, content: str) -> CommandReply:
 def _already_known(context: CommandContext, memory: Memory, page: str) -> CommandReply:
     """/remember of something known already (extraction's duplicate test): nothing is
     stored twice; the reply links to the memory there is."""
-    reply = context.say(
-        "known", content=memory.content, url=f"{settings.SITE_URL}{memory.page_url(page)}"
-    )
+    reply = context.say("known", content=memory.content, url=context.link(memory.page_url(page)))
     return CommandReply("", reply, context.language, False, [memory])
 
 
@@ -339,6 +367,6 @@ def undo_forget(
         return None
     memory_ids = MemoryEvent.objects.filter(batch=token).values("memory_id")
     if not Memory.objects.in_trash().filter(pk__in=memory_ids).exists():
-        return MESSAGES[language]["nothing_to_undo"], []  # type: ignore[return-value]
+        return say(language, "nothing_to_undo"), []
     restored = services.memory_undo_batch(batch=token, actor=user, actor_label=actor_label)
-    return str(MESSAGES[language]["undone"]).format(count=len(restored)), restored
+    return say(language, "undone", count=len(restored)), restored

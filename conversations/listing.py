@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from conversations.models import Conversation, Message
@@ -22,10 +22,29 @@ def _count(queryset: QuerySet[Any]) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
+def _message_time(aggregate: type[Max] | type[Min]) -> Subquery:
+    return Subquery(
+        Message.objects.filter(conversation=OuterRef("pk"))
+        .order_by()
+        .values("conversation")
+        .annotate(at=aggregate("sent_at"))
+        .values("at")
+    )
+
+
+def with_message_times(conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    """``started_at``: its first message's time (the conversation's own creation is when the
+    app first sent it, maybe long after), else its creation; ``last_message_at``."""
+    return conversations.annotate(
+        started_at=Coalesce(_message_time(Min), "created_at"),
+        last_message_at=_message_time(Max),
+    )
+
+
 def conversations_of(user: User) -> QuerySet[Conversation]:
     """The user's conversations, latest first, with their message and memory counts (the
-    memories made from them, not in the trash) and their last message's time."""
-    return (
+    memories made from them, not in the trash) and their first and last messages' times."""
+    return with_message_times(
         Conversation.objects.filter(owner=user)
         .select_related("project")
         .annotate(
@@ -33,16 +52,8 @@ def conversations_of(user: User) -> QuerySet[Conversation]:
             memory_count=_count(
                 Memory.objects.filter(conversation=OuterRef("pk"), deleted_at__isnull=True)
             ),
-            last_message_at=Subquery(
-                Message.objects.filter(conversation=OuterRef("pk"))
-                .order_by()
-                .values("conversation")
-                .annotate(last=Max("sent_at"))
-                .values("last")
-            ),
         )
-        .order_by("-created_at", "-pk")
-    )
+    ).order_by("-created_at", "-pk")
 
 
 @dataclass

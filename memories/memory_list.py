@@ -52,7 +52,7 @@ from memories.search import similar_memories
 from memories.when import MemoryDate, memory_when
 from search.hybrid import KEYWORD_WEIGHT, RRF_K, VECTOR_WEIGHT
 from search.keyword import keyword_hits
-from search.textsearch import SEARCH_CONFIG, tsquery
+from search.textsearch import SEARCH_CONFIG, terms, tsquery
 from search.vectors import Degraded
 from teams.models import Project
 
@@ -109,6 +109,9 @@ class SearchMatch:
     degraded: Degraded | None = None
     # The best word matches by recall's keyword ranking (BM25), best first.
     keyword: tuple[int, ...] = ()
+    # CJK characters typed alone: a prefix of the bigrams that start with them, they would
+    # miss the words they end (茶 in 乌龙茶), so the text is searched for them as well.
+    characters: tuple[str, ...] = ()
 
     @classmethod
     def among(cls, memories: MemoryQuerySet, text: str) -> SearchMatch:
@@ -140,21 +143,31 @@ class SearchMatch:
             tuple(memory_id for memory_id, _similarity in similar),
             degraded,
             tuple(memory_id for memory_id, _score in keyword),
+            tuple(term for term in terms(text) if len(term) == 1 and is_cjk(term)),
         )
+
+    @property
+    def _by_words(self) -> Q | None:
+        if self.words is None:
+            return None
+        condition = Q(search_vector=self.words)
+        for character in self.characters:
+            condition |= Q(content__contains=character)
+        return condition
 
     @property
     def condition(self) -> Q:
         found_by_meaning = Q(pk__in=self.similar)
-        if self.words is None:
-            return found_by_meaning
-        return found_by_meaning | Q(search_vector=self.words)
+        by_words = self._by_words
+        return found_by_meaning if by_words is None else found_by_meaning | by_words
 
     def by_meaning_only(self, ids: Iterable[int]) -> frozenset[int]:
         """Which of ``ids`` the search found by meaning alone, none of the words typed."""
         similar = set(self.similar).intersection(ids)
-        if not similar or self.words is None:
+        by_words = self._by_words
+        if not similar or by_words is None:
             return frozenset(similar)
-        with_words = Memory.objects.filter(pk__in=similar, search_vector=self.words)
+        with_words = Memory.objects.filter(by_words, pk__in=similar)
         return frozenset(similar - set(with_words.values_list("pk", flat=True)))
 
     def best_first(self, memories: MemoryQuerySet) -> MemoryQuerySet:

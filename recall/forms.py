@@ -20,3 +20,10 @@ class AccessFilterForm(forms.Form):
         field = self.fields["app"]
         assert isinstance(field, forms.ChoiceField)
         field.choices = [("", _("All apps")), *apps]
+
+
+class RecallPreviewForm(forms.Form):
+    message = forms.CharField(
+        max_length=2000,
+        error_messages={"required": _("Type a message to see what would be recalled.")},
+    )

@@ -1,4 +1,5 @@
-"""The access page (/settings/access): which app received which memories, when, for what."""
+"""The access page (/settings/access): which app received which memories, when, for what;
+and "What would my assistant recall?" (/settings/memories/recall), a dry-run preview."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from django.views.decorators.http import require_GET
 
 from accounts.http import AuthenticatedHttpRequest
 from recall.access import access_rows, apps_of, entries
-from recall.forms import AccessFilterForm
+from recall.explain import explain_recall
+from recall.forms import AccessFilterForm, RecallPreviewForm
 
 PER_PAGE = 25
 
@@ -43,3 +45,18 @@ def access_list(request: AuthenticatedHttpRequest) -> HttpResponse:
             "filter_query": query.urlencode(),
         },
     )
+
+
+@login_required
+@require_GET
+def recall_preview(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The block a message would bring, why, and what was left out: a panel of the memories
+    page with htmx, a page of its own without. Nothing is logged or counted (a dry run)."""
+    form = RecallPreviewForm(request.GET)
+    explained = (
+        explain_recall(request.user, form.cleaned_data["message"]) if form.is_valid() else None
+    )
+    context = {"recall_form": form, "explained": explained}
+    if request.htmx:
+        return render(request, "recall/partials/_recall_preview.html", context)
+    return render(request, "recall/recall_preview.html", context)

@@ -18,6 +18,7 @@ from conversations import services
 from conversations.listing import (
     conversation_messages,
     conversations_of,
+    with_message_times,
 )
 from conversations.models import Conversation
 
@@ -28,7 +29,7 @@ MESSAGES_PER_PAGE = 100
 def _own_conversation(request: AuthenticatedHttpRequest, conversation_id: int) -> Conversation:
     """The user's own conversation; 404 for anyone else's, as if it did not exist."""
     return get_object_or_404(
-        Conversation.objects.select_related("owner", "project"),
+        with_message_times(Conversation.objects.select_related("owner", "project")),
         pk=conversation_id,
         owner=request.user,
     )

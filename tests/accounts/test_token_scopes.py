@@ -278,3 +278,17 @@ def test_project_limit_of_a_deleted_project_starts_no_conversation(alice, projec
         "/api/v1/conversations", {"external_id": "chat-4"}, content_type="application/json"
     )
     assert refused.status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_token_list_says_permissions_and_an_unambiguous_expiry(alice: Any) -> None:
+    """Not a column headed "May", nor 12/05/2026 (issue 44 item 19)."""
+    expires = timezone.make_aware(
+        timezone.datetime(2026, 12, 5, 12), timezone.get_fixed_timezone(0)
+    )
+    ApiToken.issue(user=alice, name="Cursor", expires_at=expires)
+    page = client_for(alice).get("/settings/tokens/").content.decode()
+    assert ">Permissions<" in page and ">May<" not in page
+    assert "Dec. 5, 2026" in page and "12/05/2026" not in page
+    zh = client_for(alice).get("/settings/tokens/", headers={"Accept-Language": "zh-hans"})
+    assert "2026年12月5日" in zh.content.decode()

@@ -116,7 +116,7 @@ def test_every_tool_round_trip(server, alice):
     assert Memory.objects.get(pk=memory_id).deleted_at is None
     # The slash commands' own replies.
     assert text(out["remember"]) == "Remembered: “Always use vitest”."
-    assert text(out["forget"]).startswith("Forgot 1 memories:\n- Always use vitest")
+    assert text(out["forget"]).startswith("Forgot 1 memory:\n- Always use vitest")
     assert out["forget"].structured_content["undo_token"]
     assert not Memory.objects.alive().filter(content="Always use vitest").exists()
     # The API token is the actor in the memory's history.
@@ -153,6 +153,7 @@ def test_memory_off(server, alice):
     assert context.structured_content["reason"] == "memory_disabled"
     assert "Memory is off" in text(context)
     assert text(remembered).startswith("Memory is off, so nothing was changed.")
+    assert text(remembered).endswith(f"{server}/settings/memories#memory-settings")
     assert Memory.objects.count() == 1
 
 

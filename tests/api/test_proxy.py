@@ -236,7 +236,7 @@ def test_slash_command_answered_locally(server, upstream, alice):
 
     assert answer.object == "chat.completion"
     assert answer.choices[0].message.content == "Remembered: “I prefer tabs”."
-    assert text.startswith("Forgot 1 memories:")
+    assert text.startswith("Forgot 1 memory:")
     assert upstream.requests == []
     assert not Memory.objects.alive().exists()
     assert not Conversation.objects.exists()

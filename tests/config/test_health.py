@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from typing import Any
 from unittest import mock
@@ -12,6 +13,23 @@ from memories.jobs import heartbeat
 from memories.models import WorkerHeartbeat
 from tests.conftest import client_for, make_user
 from tests.recall_helpers import ApiClient
+
+
+@pytest.fixture(autouse=True)
+def started_long_ago(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The web process started long before: a missing heartbeat is no longer "starting"."""
+    monkeypatch.setattr("config.health.STARTED_AT", time.monotonic() - 3600)
+
+
+@pytest.mark.django_db
+def test_starting_until_the_first_heartbeat_is_due(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("config.health.STARTED_AT", time.monotonic() - 5)
+    # A previous run's heartbeat, or none: the worker of this run has not beaten yet.
+    WorkerHeartbeat.objects.create(name="default", beat_at=timezone.now() - timedelta(hours=1))
+    response = Client().get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["status"] == "starting"
+    assert response.json()["worker"] == {"ok": False, "code": "starting"}
 
 
 @pytest.mark.django_db

@@ -164,3 +164,14 @@ def test_signup_errors_are_shown_next_to_their_field(db: None) -> None:
     field = html.split('<div class="field has-error">')
     assert len(field) >= 2
     assert 'class="errorlist' in field[1].split("</div>")[0]
+
+
+def test_english_wording_is_one_and_grammatical(alice: Any, team: Any) -> None:
+    """allauth's "Sign In" reads "Log in" as the nav does; a role reads as a sentence
+    (issue 44 item 13)."""
+    login = Client().get("/accounts/login/").content.decode()
+    assert "Sign In" not in login and "Sign Up" not in login
+    page = client_for(alice).get(f"/teams/{team.slug}/").content.decode()
+    assert "Your role in this team: owner." in page
+    zh = client_for(alice).get(f"/teams/{team.slug}/", headers=ZH).content.decode()
+    assert "你在这个团队中的角色：所有者。" in zh

@@ -59,13 +59,13 @@ def test_forget_lists_matches_and_undo_brings_them_back(alice):
 
     reply = run(api, "/forget vitest")
 
-    assert reply["reply"] == "Forgot 1 memories:\n- Always use vitest\nYou can undo this."
+    assert reply["reply"] == "Forgot 1 memory:\n- Always use vitest\nYou can undo this."
     assert [m["id"] for m in reply["memories"]] == [vitest.pk]
     vitest.refresh_from_db()
     assert vitest.deleted_at is not None
     undo = api.post("/commands/undo", {"undo_token": reply["undo_token"]})
     assert undo.status_code == 200
-    assert undo.json()["reply"] == "Brought back 1 memories."
+    assert undo.json()["reply"] == "Brought back 1 memory."
     vitest.refresh_from_db()
     assert vitest.deleted_at is None
     again = api.post("/commands/undo", {"undo_token": reply["undo_token"]}).json()
@@ -139,7 +139,7 @@ def test_memory_search(alice):
     chinese = run(api, "/memory search 截止日期")
     nothing = run(api, "/memory search zebra")
 
-    assert english["reply"].startswith("1 memories match “bridge report”:")
+    assert english["reply"].startswith("1 memory matches “bridge report”:")
     assert "Deadline for the bridge report is March" in english["reply"]
     # "截止" and "deadline" are one concept: the Chinese memory first, the English one after.
     assert chinese["reply"] == (
@@ -158,7 +158,10 @@ def test_memory_off_changes_nothing_and_says_how_to_turn_it_on(alice):
         reply = run(api, command)
         assert reply["changed"] is False
         assert reply["reply"].startswith("Memory is off, so nothing was changed.")
-        assert "/settings/memories" in reply["reply"]
+        # The link is to this server as the caller reached it, and to a setting that exists.
+        assert reply["reply"].endswith(
+            "Turn it on in Memory settings: http://testserver/settings/memories#memory-settings"
+        )
     chinese = run(api, "/remember 使用 pnpm")
     assert chinese["reply"].startswith("记忆功能未开启")
     assert list(Memory.objects.alive().values_list("content", flat=True)) == ["Existing"]

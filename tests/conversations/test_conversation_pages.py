@@ -195,3 +195,13 @@ def test_memories_an_extraction_run_made_sit_beside_their_message(alice: Any) ->
     assert memory.content in row
     [evidence] = evidence_of(memory, alice)
     assert [source.role for source in evidence.messages] == ["user"]
+
+
+def test_a_conversation_started_when_its_first_message_was_sent(alice: Any) -> None:
+    """Not when the app first sent it here (an import, a late sync): issue 44 item 8."""
+    trip = chat(alice)
+    say(trip, "Planning the Lyon trip", sent_at=timezone.now() - timedelta(days=400))
+    started = (timezone.now() - timedelta(days=400)).strftime("%Y-%m-%d")
+    client = client_for(alice)
+    for page in (client.get(LIST), client.get(f"{LIST}/{trip.pk}")):
+        assert f'<time datetime="{started}' in page.content.decode()

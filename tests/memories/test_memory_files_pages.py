@@ -317,3 +317,12 @@ def test_a_second_undo_is_refused(alice: Any) -> None:
     response = client.post(reverse("memory-files-undo"), {"batch": batch}, follow=True)
     assert "cannot be undone" in response.content.decode()
     assert MemoryEvent.objects.count() == events
+
+
+def test_only_staff_are_shown_the_server_command(alice: Any) -> None:
+    """End users cannot run manage.py (issue 44 item 17)."""
+    assert "manage.py" not in client_for(alice).get("/settings/memories/files").content.decode()
+    admin = make_user("ops@example.com", is_staff=True)
+    assert "manage.py export_memories" in (
+        client_for(admin).get("/settings/memories/files").content.decode()
+    )

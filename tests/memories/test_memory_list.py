@@ -80,6 +80,20 @@ def test_search_finds_english_prefixes_chinese_and_tags(alice: Any) -> None:
 
 
 @pytest.mark.django_db
+def test_one_chinese_character_finds_the_words_it_ends(alice: Any) -> None:
+    """茶 is the last character of 乌龙茶 and 绿茶: no bigram of theirs starts with it."""
+    oolong = memory_create(owner=alice, content="我喜欢乌龙茶")
+    green = memory_create(owner=alice, content="早上喝绿茶，下午喝咖啡")
+    memory_create(owner=alice, content="不喝咖啡")
+    everything = Memory.objects.all()
+    match = SearchMatch.among(everything, "茶")
+    assert set(everything.filter(match.condition).values_list("pk", flat=True)) == {
+        oolong.pk,
+        green.pk,
+    }
+
+
+@pytest.mark.django_db
 def test_the_word_being_typed_is_ranked_as_a_prefix_without_concepts(alice: Any) -> None:
     short = memory_create(owner=alice, content="kubernetes")
     wordy = memory_create(
