@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from core.cjk import has_cjk
+
 REASON_QUESTION = "question"
 REASON_HYPOTHETICAL = "hypothetical"
 REASON_SMALL_TALK = "small talk"
@@ -20,7 +22,6 @@ REASON_FRAGMENT = "fragment"
 REASON_MEDIA = "shared media"
 REASON_ONE_OFF_PROBLEM = "one-off problem"
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢][。.!！]?\s*$")
 _HYPOTHETICAL = re.compile(
@@ -91,7 +92,7 @@ _LESSON_WORDS = re.compile(
 
 def _is_fragment(text: str) -> bool:
     """A few words with nothing checkable in them ("Finished", "Had and how much")."""
-    if _CJK.search(text):
+    if has_cjk(text):
         return len(re.sub(r"\W", "", text)) < 4
     return len(re.findall(r"[\w'’-]+", text)) <= 1
 
