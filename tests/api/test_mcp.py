@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx2
@@ -42,7 +43,10 @@ def with_session(url: str, secret: str, steps: Any, **extra_headers: str) -> Any
             await session.initialize()
             return await steps(session)
 
-    return asyncio.run(main())
+    # In a thread of its own: a browser test's Playwright keeps an event loop running in
+    # the main thread for the rest of the session.
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, main()).result()
 
 
 def text(result: Any) -> str:
