@@ -53,6 +53,13 @@ class BearerToken(HttpBearer):
 class BrowserSession(SessionAuth):
     """A signed-in browser (CSRF-checked for writes)."""
 
+    def _get_key(self, request: HttpRequest) -> str | None:
+        # Only a signed-in session is CSRF-checked: a call with a bad token, or none, and no
+        # session is unauthenticated (401 UNAUTHORIZED), not a forged browser request (403).
+        if not request.user.is_authenticated:
+            return None
+        return super()._get_key(request)
+
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
         user = super().authenticate(request, key)
         if user is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.errors import AuthorizationError as NinjaAuthorizationError
@@ -121,6 +122,10 @@ def install_error_handlers(api: NinjaAPI) -> None:
         return error_response(
             "VALIDATION_ERROR", "The request is not valid.", _validation_details(exc.errors)
         )
+
+    @api.exception_handler(MultiPartParserError)
+    def bad_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+        return error_response("VALIDATION_ERROR", f"The multipart body is not valid: {exc}")
 
     @api.exception_handler(AuthenticationError)
     def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:

@@ -191,3 +191,17 @@ def test_an_error_with_a_status_only_gets_the_generic_code_of_that_status(status
     response = api.on_exception(RequestFactory().get("/api/v1/memories"), HttpError(status, "No."))
     assert response.status_code == status
     assert json.loads(response.content)["error"] == {"code": code, "message": "No.", "details": {}}
+
+
+def test_a_post_without_a_valid_token_is_401_not_a_csrf_403(alice):
+    """Clients outside a browser send no CSRF token: a bad or missing bearer token on a POST
+    answered 403 (CSRF check failed) instead of the API's 401."""
+    for headers in ({"Authorization": "Bearer mem_nope"}, {}):
+        client = Client(enforce_csrf_checks=True, headers=headers)
+        response = client.post("/api/v1/memories", {"content": "x"}, "application/json")
+        assert_error(response, 401, "UNAUTHORIZED")
+    signed_in = client_for(alice)
+    signed_in.handler.enforce_csrf_checks = True
+    forged = signed_in.post("/api/v1/memories", {"content": "x"}, "application/json")
+    assert forged.status_code == 403
+    assert not Memory.objects.exists()

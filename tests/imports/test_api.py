@@ -173,3 +173,10 @@ def test_the_endpoints_are_in_the_openapi_document(alice: Any) -> None:
     assert {"/api/v1/imports", "/api/v1/imports/{import_id}"} <= set(schema["paths"])
     create = schema["paths"]["/api/v1/imports"]["post"]
     assert "multipart/form-data" in create["requestBody"]["content"]
+
+
+def test_a_multipart_body_without_a_boundary_is_a_validation_error(alice: Any) -> None:
+    """Found by scripts/api_fuzz.sh: MultiPartParserError was a 500."""
+    response = api(alice).post("/api/v1/imports", b"--x\r\n", content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert error_code(response) == "VALIDATION_ERROR"
