@@ -47,8 +47,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from core.prepared_statements import prepared_cursor
-from memories.duplicates import find_duplicate
-from memories.kinds import guess_kind
+from memories.duplicates import find_duplicate, replaced_by
+from memories.kinds import guess_kind, read_statement
 from memories.models import (
     DEFAULT_IMPORTANCE,
     STATE_CONDITIONS,
@@ -56,6 +56,7 @@ from memories.models import (
     Kind,
     Memory,
     MemoryEvent,
+    MemoryQuerySet,
     Origin,
     Scope,
     Status,
@@ -268,14 +269,32 @@ def memory_create(
     batch: uuid.UUID | None = None,
     **fields: Unpack[NewMemory],
 ) -> Memory:
-    """Save a new memory and its "created" event."""
+    """Save a new memory and its "created" event. One added by hand gets the subject and
+    value extraction would read in it, and replaces what its pool said of the same attribute
+    (``duplicates.replaced_by``), as an extracted one does."""
     memory = new_memory(**fields)
+    if memory.origin != Origin.EXTRACTED and "subject" not in memory.metadata:
+        subject, value = read_statement(memory.content)
+        if subject:
+            memory.metadata = {**memory.metadata, "subject": subject, "value": value}
     memory.save()
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
     )
+    if memory.origin != Origin.EXTRACTED and memory.status == Status.ACTIVE:
+        metadata = memory.metadata
+        pool = _pool(memory.owner, memory.scope, memory.project).exclude(pk=memory.pk)
+        for old in replaced_by(pool, metadata.get("subject", ""), metadata.get("value", "")):
+            memory_supersede(old=old, new=memory, actor=actor, actor_label=actor_label, batch=batch)
     _enqueue_embedding([memory.pk])
     return memory
+
+
+def _pool(owner: User, scope: str, project: Project | None) -> MemoryQuerySet:
+    """The memories one is compared with: the owner's personal ones, or the project's."""
+    if scope == Scope.PROJECT:
+        return Memory.objects.filter(scope=Scope.PROJECT, project=project)
+    return Memory.objects.filter(scope=Scope.USER, owner=owner)
 
 
 def memory_remember(
@@ -299,11 +318,7 @@ def memory_remember(
     ``kind`` the memory gets the one extraction would read in it (``kinds.guess_kind``).
     Text that is only a secret raises SensitiveContent (``sensitive.screen``).
     """
-    if scope == Scope.PROJECT:
-        pool = Memory.objects.filter(scope=Scope.PROJECT, project=project)
-    else:
-        pool = Memory.objects.filter(scope=Scope.USER, owner=owner)
-    existing = find_duplicate(pool, content)
+    existing = find_duplicate(_pool(owner, scope, project), content)
     if existing is not None:
         return existing, False
     memory = memory_create(

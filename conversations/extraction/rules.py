@@ -64,6 +64,7 @@ _PAST = (
     r"studied|trained|practised|practiced|played|watched|organised|organized|hosted|ordered)"
 )
 
+_PAST_WORDS = frozenset(re.findall(r"[a-z]+", _PAST))
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _LEADING_JUNK = re.compile(r"^(?:[\s\-–—•*·>#\"'“”‘’`:：,，.。]+|\d{1,2}[.)]\s+|\d{1,2}、)+")
 _QUESTION_START = re.compile(
@@ -86,6 +87,10 @@ _EMPTY_VALUES = {
 _EMPTY_CJK_PREFIXES = ("这", "那", "它", "你", "他", "她", "一下", "一点", "什么")
 
 MAX_CONTENT_CHARS = 300
+# Where one clause of a compound sentence ends and another, with its own subject, begins.
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*|,? and (?=(?:when|whenever|if|I|I'm|I've|we|my|our)\b)|；", re.IGNORECASE
+)
 # The tag of a request about how answers should look.
 ANSWERS = "answers"
 
@@ -158,6 +163,8 @@ RULES: list[Rule] = [
           "{Value}[ with {name}]", subject="user:relationship", fixed=True),
     _rule(F, r"\bmy name is (?P<value>(?-i:[A-Z])\w+)", "Name is {value}", subject="user:name", fixed=True),
     _rule(F, r"\bI(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<value>{_NAME})", "Moved to {value}",
+          subject="user:location", fixed=True, check="place"),
+    _rule(F, r"\b(?:I|we)(?:'m| am|'re| are)? (?:moving|relocating) (?:from (?P<other>{_NAME}) )?to (?P<value>{_NAME})", "Moving to {value}[ from {other}]",
           subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI (?:live|am based|'m based|am living|'m living) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI(?:'m| am) (?:originally )?from (?P<value>{_NAME})", "Is from {value}", subject="user:origin", fixed=True, check="place"),
@@ -242,7 +249,8 @@ RULES: list[Rule] = [
     _rule(F, r"我(?:现在)?在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?P<verb>读书|上学|读研|读博|念书|读)", "在{value}{verb}", subject="user:school", fixed=True),
     _rule(F, r"我(?:老家)?是(?P<value>[\u4e00-\u9fff]{2,8}?)人", "是{value}人", subject="user:origin", fixed=True),
     _rule(F, r"我老家(?:是|在)(?P<value>[\u4e00-\u9fff]{2,10})", "老家在{value}", subject="user:origin", fixed=True),
-    _rule(F, r"我(?:们)?(?:已经|刚|刚刚)?(?:搬到|搬去|搬来|搬家到)了?(?P<value>[\u4e00-\u9fff]{2,8})", "搬到{value}", subject="user:location", fixed=True),
+    # A date may come between the subject and the verb: 我们2026年10月已经搬到深圳了.
+    _rule(F, r"我(?:们)?(?:[\d年月日号那周]{2,14})?(?:已经|刚|刚刚)?(?:搬到|搬去|搬来|搬家到)了?(?P<value>[\u4e00-\u9fff]{2,8}?)(?:了|[，,。！]|$)", "搬到{value}", subject="user:location", fixed=True),
     _rule(F, r"我的(?P<what>[\u4e00-\u9fffA-Za-z ]{1,8}?)(?:是|为|叫|用的是|采用的是|采用)(?P<value>.+?)CJK$", "{what}是{value}", subject="user:"),
     # Health (Chinese)
     _rule(F, r"我对(?P<value>.{1,10}?)过敏", "对{value}过敏", subject="allergy"),
@@ -513,6 +521,7 @@ def neutral(text: str) -> str:
     )
     text = re.sub(r"\byour\b ?", "", text, flags=re.I)
     text = re.sub(r"\b(?:let|for) me\b", lambda m: m.group(0)[:-2] + "the user", text)
+    text = re.sub(r"\byou (\w+)", lambda m: f"the assistant {_third_person_verb(m.group(1))}", text)
     text = re.sub(r"\byou\b", "the assistant", text)
     return clean_content(text)
 
@@ -647,7 +656,82 @@ def _third_person_start(text: str, speaker: str) -> str:
     lead = match.group(0).strip().lower()
     rest = text[match.end() :]
     verb = {"i'm": "is ", "i am": "is ", "i've": "has ", "i have": "has "}.get(lead, "")
+    if lead == "i":
+        rest = _third_person_verb(rest)
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
+
+
+_NOT_CONJUGATED = frozenset(
+    [
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "must",
+        "might",
+        "may",
+        "shall",
+        "also",
+        "just",
+        "really",
+        "still",
+        "always",
+        "never",
+        "usually",
+        "often",
+        "sometimes",
+        "only",
+        "even",
+        "already",
+    ]
+)
+_ADVERBS = frozenset(
+    [
+        "usually",
+        "often",
+        "sometimes",
+        "always",
+        "never",
+        "also",
+        "just",
+        "really",
+        "still",
+        "mostly",
+    ]
+)
+_NEGATIONS = {
+    "don't": "doesn't",
+    "do": "does",
+    "haven't": "hasn't",
+    "was": "was",
+    "wasn't": "wasn't",
+}
+
+
+def _third_person_verb(rest: str) -> str:
+    """The verb after a dropped "I" in the third person: "use Vim" → "uses Vim"."""
+    word, space, tail = rest.partition(" ")
+    lower = word.lower()
+    if lower in _NEGATIONS:
+        return f"{_NEGATIONS[lower]}{space}{tail}"
+    if lower in _ADVERBS and tail:
+        return f"{word}{space}{_third_person_verb(tail)}"
+    if (
+        not word.isalpha()
+        or not word.islower()
+        or lower in _NOT_CONJUGATED
+        or lower.endswith("ed")
+        or lower in _PAST_WORDS
+    ):
+        return rest
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        word += "es"
+    elif lower.endswith("y") and lower[-2:-1] not in "aeiou":
+        word = word[:-1] + "ies"
+    else:
+        word += "s"
+    return f"{word}{space}{tail}"
 
 
 def _small_talk(text: str, dated: Dated) -> bool:
@@ -721,6 +805,7 @@ def _fallback(
     content = clean_content(content)[:MAX_CONTENT_CHARS]
     if speaker and not content.startswith(speaker):
         content = f"{speaker}: {content}"
+    subject, value = ("", "") if speaker else _used_for(text)
     return Candidate(
         kind=Kind.FACT,
         content=content,
@@ -729,7 +814,30 @@ def _fallback(
         confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
         event_date=dated.date,
         speaker=speaker,
+        subject=subject,
+        value=value,
     )
+
+
+# What the user uses for something: "I use Vim for everything", "读书笔记都记在印象笔记里".
+_USES = re.compile(
+    r"\b(?:use|uses|using|used|work in|write in|draft in|run on|switched to)\b|用|使用|记在|写在",
+    re.IGNORECASE,
+)
+
+
+def _used_for(text: str) -> tuple[str, str]:
+    """("uses:<topic>", the value) when ``text`` says a well-known tool is used, else ("", "")."""
+    topic = find_topic(text) if _USES.search(text) else None
+    return (f"uses:{topic[0]}", topic[1]) if topic else ("", "")
+
+
+def statement_subject(text: str) -> tuple[str, str]:
+    """What a statement is about and what it says of it, as extraction reads them."""
+    found = match_sentence(text)
+    if found is not None:
+        return subject_and_value(*found)
+    return _used_for(text)
 
 
 def sentence_candidates(
@@ -751,6 +859,16 @@ def sentence_candidates(
     dated = resolve(sentence, sent_at)
     text = _DISCOURSE.sub("", dated.text).strip() or dated.text
     if request:
+        clauses = _CLAUSE_BREAK.split(text)
+        if len(clauses) > 1 and not all(is_answer_style(clause) for clause in clauses):
+            # "I draft in Obsidian, and when you give feedback I'd rather ...": each clause.
+            return [
+                candidate
+                for clause in clauses
+                for candidate in sentence_candidates(
+                    clause, message_ids=message_ids, speaker=speaker, sent_at=sent_at
+                )
+            ]
         # A request about answers is one preference, every clause of it kept.
         return [
             Candidate(
