@@ -46,8 +46,10 @@ from django.db.models import F, Model, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from accounts.models import MemorySettings
 from core.prepared_statements import prepared_cursor
 from memories.duplicates import find_duplicate, replaced_by
+from memories.gate import NeverRemember, never_remember_rule
 from memories.kinds import guess_kind, read_statement
 from memories.models import (
     DEFAULT_IMPORTANCE,
@@ -236,7 +238,11 @@ class NewMemory(TypedDict, total=False):
 
 
 def new_memory(**fields: Unpack[NewMemory]) -> Memory:
-    """A new memory, cleaned and with its kind's default importance, not saved yet."""
+    """A new memory, cleaned and with its kind's default importance, not saved yet. Text its
+    owner never wants remembered raises NeverRemember (``gate.never_remember_rule``)."""
+    rule = never_remember_rule(fields["content"], never_remember_rules(fields["owner"]))
+    if rule:
+        raise NeverRemember(rule)
     kind = fields.get("kind", Kind.FACT)
     scope = fields.get("scope", Scope.USER)
     importance = fields.get("importance")
@@ -288,6 +294,14 @@ def memory_create(
             memory_supersede(old=old, new=memory, actor=actor, actor_label=actor_label, batch=batch)
     _enqueue_embedding([memory.pk])
     return memory
+
+
+def never_remember_rules(owner: User) -> list[str]:
+    """The owner's "Don't remember" list (their settings, as read with a run when it was)."""
+    try:
+        return owner.memory_settings.never_remember_rules
+    except MemorySettings.DoesNotExist:
+        return []
 
 
 def _pool(owner: User, scope: str, project: Project | None) -> MemoryQuerySet:
