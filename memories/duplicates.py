@@ -20,8 +20,6 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import CharField, Func, Value
-from django.db.models.fields.json import KeyTextTransform
 
 from memories.models import STATE_CONDITIONS, Memory, MemoryQuerySet, Status
 from memories.search import similar_memories
@@ -35,9 +33,6 @@ EXACT_SEARCH_MAX_ROWS = 2000
 # Subjects "<family>:<topic>" that say what is preferred, liked, chosen or used for a topic:
 # one attribute, "topic:<topic>", whatever the family (and so the kind).
 _TOPIC_FAMILIES = ("preference", "likes", "decision", "project", "uses")
-_TOPIC_FAMILY_PREFIX = "^(?:" + "|".join(_TOPIC_FAMILIES) + "):"
-# The same as SQL, of a subject column or expression.
-ATTRIBUTE_SQL = f"regexp_replace({{subject}}, '{_TOPIC_FAMILY_PREFIX}', 'topic:')"
 
 
 def attribute_of(subject: str) -> str:
@@ -46,26 +41,26 @@ def attribute_of(subject: str) -> str:
     return f"topic:{rest}" if family in _TOPIC_FAMILIES and rest else subject
 
 
+def same_attribute_subjects(subject: str) -> list[str]:
+    """Every subject about the attribute ``subject`` is about (so an index on the subject
+    finds them all)."""
+    attribute = attribute_of(subject)
+    if not attribute.startswith("topic:"):
+        return [subject]
+    return [f"{family}:{attribute.removeprefix('topic:')}" for family in _TOPIC_FAMILIES]
+
+
 def replaced_by(pool: MemoryQuerySet, subject: str, value: str) -> list[Memory]:
     """The current memories of ``pool`` that a statement saying ``value`` of ``subject``
     replaces: about the same attribute, saying something else."""
     if not subject or not value:
         return []
-    attribute = attribute_of(subject)
     current = pool.filter(
         STATE_CONDITIONS["alive"] & STATE_CONDITIONS["current"],
         status__in=[Status.ACTIVE, Status.PENDING],
         metadata__has_key="subject",
-    ).annotate(
-        attribute=Func(
-            KeyTextTransform("subject", "metadata"),
-            Value(_TOPIC_FAMILY_PREFIX),
-            Value("topic:"),
-            function="regexp_replace",
-            output_field=CharField(),
-        )
+        metadata__subject__in=same_attribute_subjects(subject),
     )
-    current = current.filter(attribute=attribute)
     return [memory for memory in current if memory.metadata.get("value") != value]
 
 

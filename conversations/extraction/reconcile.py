@@ -55,11 +55,11 @@ from conversations.extraction.details import differ
 from conversations.models import Conversation
 from core.fast_timestamps import read_timestamps_in_c
 from memories.duplicates import (
-    ATTRIBUTE_SQL,
     EXACT_SEARCH_MAX_ROWS,
     attribute_of,
     jaccard,
     prefilter_query,
+    same_attribute_subjects,
     words_of,
 )
 from memories.models import Memory, Origin, Scope, Status, state_sql
@@ -116,8 +116,7 @@ CROSS JOIN LATERAL (
     UNION
     (SELECT {_COLUMNS} FROM {_MEMORY} m
      WHERE {_CANDIDATE_ROWS} AND c.subject <> '' AND m.metadata ? 'subject'
-       AND {ATTRIBUTE_SQL.format(subject="m.metadata->>'subject'")}
-         = {ATTRIBUTE_SQL.format(subject="c.subject")})
+       AND m.metadata->>'subject' = ANY(string_to_array(c.subject, '|')))
 ) found
 """
 # The pool counted up to just past the exact-search limit, from an index (an upper bound:
@@ -321,7 +320,8 @@ class Reconciler:
                     prefilter_query(words_of(c.content), self.threshold) for c in candidates
                 ],
                 "kinds": [c.kind for c in candidates],
-                "subjects": [c.subject for c in candidates],
+                # Every subject about the same attribute, whatever the kind.
+                "subjects": ["|".join(same_attribute_subjects(c.subject)) for c in candidates],
             },
         )
         for position, *memory_row in sorted(rows, key=lambda row: (row[0], row[1])):
