@@ -22,6 +22,7 @@ REASON_SMALL_TALK = "small talk"
 REASON_FRAGMENT = "fragment"
 REASON_MEDIA = "shared media"
 REASON_ONE_OFF_PROBLEM = "one-off problem"
+REASON_TASK = "a task asked of the assistant"
 REASON_NEVER_REMEMBER = "on the owner's don't-remember list"
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -72,6 +73,14 @@ _SUBSTANCE = re.compile(
     r"\d|(?-i:\bI\b)|\b(?:I'm|I've|my|we|our|they|their)\b|我",
     re.IGNORECASE,
 )
+# Asking the assistant to do something now ("Help me list …", "帮我把下面这段改写一下"), or
+# taking back what was just said ("Scratch that", "算了"): the conversation, not a memory.
+_TASK = re.compile(
+    r"^(?:please |ok(?:ay)?,? |so,? )?(?:help me|can you|could you|would you|let's (?:write|do|make|"
+    r"start|go through)|scratch (?:that|the)|never ?mind|forget (?:that|what I said))\b"
+    r"|^(?:请|麻烦)?(?:你)?(?:帮我|帮忙|麻烦你)|^(?:算了|不用了|先这样)",
+    re.IGNORECASE,
+)
 _MEDIA = re.compile(
     r"^\s*\[(?:shares?|sent|sends|image|photo|picture|video|sticker|attachment|图片|照片|视频|表情)",
     re.IGNORECASE,
@@ -118,6 +127,8 @@ def rejection(kind: str, content: str) -> str:
         return REASON_QUESTION
     if _HYPOTHETICAL.match(text):
         return REASON_HYPOTHETICAL
+    if _TASK.match(text):
+        return REASON_TASK
     if is_small_talk(text):
         return REASON_SMALL_TALK
     if _is_fragment(text):

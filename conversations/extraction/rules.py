@@ -797,7 +797,9 @@ def _fallback(
         if len(text.split()) < 3:
             return None
         personal = _FIRST_PERSON.search(text) or _IMPLICIT_I.match(text)
-        if not _strong(text, dated, reference) and not (personal and dated.date):
+        # What the user uses is a fact ("I write all my tests with pytest now").
+        uses = personal and _used_for(text)[0]
+        if not (_strong(text, dated, reference) or uses) and not (personal and dated.date):
             return None
     content = _third_person_start(text, speaker)
     if speaker and _IMPLICIT_I.match(content):
@@ -821,7 +823,8 @@ def _fallback(
 
 # What the user uses for something: "I use Vim for everything", "读书笔记都记在印象笔记里".
 _USES = re.compile(
-    r"\b(?:use|uses|using|used|work in|write in|draft in|run on|switched to)\b|用|使用|记在|写在",
+    r"\b(?:use|uses|using|used|work in|write in|draft in|run on|switched to)\b"
+    r"|\b(?:write|writes|build|builds|test|tests|do|does)\b[^.;]{0,30}\bwith\b|用|使用|记在|写在",
     re.IGNORECASE,
 )
 

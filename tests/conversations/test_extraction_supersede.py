@@ -26,6 +26,14 @@ def test_a_preference_supersedes_a_fact_about_the_same_thing(alice: Any) -> None
     assert _in_effect(alice) == ["Prefers React"]
 
 
+def test_what_one_uses_supersedes_what_one_preferred(alice: Any) -> None:
+    extracted(alice, ("user", "For Python tests I prefer unittest: no extra dependencies."))
+    extracted(alice, ("user", "Update on that: I write all my tests with pytest now."))
+    effect = _in_effect(alice)
+    assert not any("unittest" in content for content in effect), effect
+    assert any("pytest" in content for content in effect), effect
+
+
 def test_a_move_and_a_new_job_in_one_sentence_both_supersede(alice: Any) -> None:
     extracted(alice, ("user", "I live in Berlin and I work at Zalando."))
     extracted(
