@@ -28,7 +28,7 @@ from memories.models import Kind
 
 # Where a value ends: punctuation, or a clause that explains rather than states.
 _END = (
-    r"(?=\s*(?:[,;:，；：(（]|\b(?:because|since|but|so|as|when|unless|although|though)\b"
+    r"(?=\s*(?:[,;:，；：(（]|\b(?:because|since|but|so|when|unless|although|though)\b"
     r"|,? and (?=(?-i:I)\b|I'm|I've|we\b|my\b|our\b|the\b|she\b|he\b|they\b|it's\b)"
     r"|\s+(?:-|–|—)\s+|[.!?](?:\s|$)|因为|但是|所以|$))"
 )
@@ -783,22 +783,28 @@ def _fallback(
     message_ids: list[int],
     speaker: str,
     reference: date | None,
+    named: str = "",
 ) -> Candidate | None:
-    """A statement no rule reads, kept as said when it holds something checkable."""
+    """A statement no rule reads, kept as said when it holds something checkable (a
+    statement about someone named is)."""
     text = _DISCOURSE.sub("", dated.text).strip()
     if _NOT_A_FACT.search(text) or _small_talk(text, dated) or _OTHERS_TASTES.match(text):
         return None
     if _CJK.search(text):
         if len(text) < 6:
             return None
-        if not (_strong(text, dated, reference) or re.search(r"了|过|已经|我", text)):
+        if not (
+            _strong(text, dated, reference)
+            or re.search(r"了|过|已经|我", text)
+            or (named and text.startswith(named))
+        ):
             return None
     else:
         if len(text.split()) < 3:
             return None
         personal = _FIRST_PERSON.search(text) or _IMPLICIT_I.match(text)
         # What the user uses is a fact ("I write all my tests with pytest now").
-        uses = personal and _used_for(text)[0]
+        uses = (personal and _used_for(text)[0]) or (named and text.startswith(named))
         if not (_strong(text, dated, reference) or uses) and not (personal and dated.date):
             return None
     content = _third_person_start(text, speaker)
@@ -849,8 +855,10 @@ def sentence_candidates(
     message_ids: list[int],
     speaker: str = "",
     sent_at: date | datetime | None = None,
+    named: str = "",
 ) -> list[Candidate]:
-    """Every statement in one sentence, dated against ``sent_at``.
+    """Every statement in one sentence, dated against ``sent_at``; ``named``: the person or
+    pet the message last named, whom a statement starting with their name is about.
 
     ``speaker`` is empty for the account's user and names anyone else, whose
     statements then name them ("Mia went to ...").
@@ -897,7 +905,12 @@ def sentence_candidates(
     if not candidates:
         reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
         fallback = _fallback(
-            sentence, dated, message_ids=message_ids, speaker=speaker, reference=reference
+            sentence,
+            dated,
+            message_ids=message_ids,
+            speaker=speaker,
+            reference=reference,
+            named=named,
         )
         if fallback is not None:
             candidates.append(fallback)
@@ -985,6 +998,38 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
     )
 
 
+# Who a sentence names (a pet "called Biscuit", "my sister Inês", "Marta is our designer"),
+# and a sentence that starts with "She"/"He"/她/他, which is about them.
+_NAMES_SOMEONE = re.compile(
+    rf"\b(?:called|named|my {_REL}) ((?-i:[A-Z])[\w'-]+)"
+    r"|(?:^|, |\band )((?-i:[A-Z])[\w'-]+) (?:is|was|owns|works|lives)\b"
+    r"|(?:叫|名叫|名字叫)([\u4e00-\u9fff]{1,3}?)(?=[，,。！]|$)",
+    re.IGNORECASE,
+)
+_PRONOUN_START = re.compile(
+    r"^(?:(?:she|he)(?:'s| is)\b|(?:she|he)\b|(?:她|他)(?!们))", re.IGNORECASE
+)
+
+
+def _pronoun_named(sentence: str, named: str) -> tuple[str, str]:
+    """The sentence with a leading "She"/"He"/她/他 replaced by the last one named before it
+    in the message, and who is named now."""
+    if named:
+        start = _PRONOUN_START.match(sentence)
+        if start is not None:
+            said = start.group(0)
+            if _CJK.search(said):
+                replacement = named
+            else:
+                replacement = f"{named} is" if said.lower().endswith(("'s", " is")) else named
+            sentence = replacement + sentence[start.end() :]
+    found = list(_NAMES_SOMEONE.finditer(sentence))
+    if found:
+        last = found[-1]
+        named = next(group for group in last.groups() if group)
+    return sentence, named
+
+
 class RulesExtractor:
     """Every human's statements, and what the user adopted of the assistant's.
 
@@ -1011,9 +1056,15 @@ class RulesExtractor:
                     candidates.append(adopted)
             previous_assistant = None
             request: Candidate | None = None
+            named = ""
             for sentence in sentences(message.content):
+                sentence, named = _pronoun_named(sentence, named)
                 found = sentence_candidates(
-                    sentence, message_ids=[message.id], speaker=speaker, sent_at=message.sent_at
+                    sentence,
+                    message_ids=[message.id],
+                    speaker=speaker,
+                    sent_at=message.sent_at,
+                    named=named,
                 )
                 if request is not None and [c.tags for c in found] == [[ANSWERS]]:
                     # A request about answers that goes on in the next sentence is one request.
