@@ -1006,6 +1006,9 @@ _NAMES_SOMEONE = re.compile(
     r"|(?:叫|名叫|名字叫)([\u4e00-\u9fff]{1,3}?)(?=[，,。！]|$)",
     re.IGNORECASE,
 )
+_NOT_NAMES = frozenset(
+    ["here", "everything", "nothing", "someone", "everyone", "life", "work", "today"]
+)
 _PRONOUN_START = re.compile(
     r"^(?:(?:she|he)(?:'s| is)\b|(?:she|he)\b|(?:她|他)(?!们))", re.IGNORECASE
 )
@@ -1023,11 +1026,13 @@ def _pronoun_named(sentence: str, named: str) -> tuple[str, str]:
             else:
                 replacement = f"{named} is" if said.lower().endswith(("'s", " is")) else named
             sentence = replacement + sentence[start.end() :]
-    found = list(_NAMES_SOMEONE.finditer(sentence))
-    if found:
-        last = found[-1]
-        named = next(group for group in last.groups() if group)
-    return sentence, named
+    names = [
+        name
+        for match in _NAMES_SOMEONE.finditer(sentence)
+        for name in match.groups()
+        if name and name.lower() not in _COMMON_STARTS and name.lower() not in _NOT_NAMES
+    ]
+    return sentence, names[-1] if names else named
 
 
 class RulesExtractor:
