@@ -37,6 +37,8 @@ class MemorySettings(models.Model):
     # user turns memory back on when ``paused_indefinitely``.
     paused_until = models.DateTimeField(_("memory paused until"), null=True, blank=True)
     paused_indefinitely = models.BooleanField(_("memory paused"), default=False)
+    # Topics or words never to remember, one a line (memories.gate.never_remember_rule).
+    never_remember = models.TextField(_("don't remember"), blank=True, default="")
     # Changes made by extraction after this moment are announced as "Memory updated".
     notices_seen_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
@@ -51,6 +53,11 @@ class MemorySettings(models.Model):
 
     def __str__(self) -> str:
         return f"Memory settings of {self.user}"
+
+    @property
+    def never_remember_rules(self) -> list[str]:
+        """The "Don't remember" list: its lines, trimmed, without empty ones."""
+        return [line.strip() for line in self.never_remember.splitlines() if line.strip()]
 
     @classmethod
     def for_user(cls, user: AbstractBaseUser | AnonymousUser) -> MemorySettings:

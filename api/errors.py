@@ -13,6 +13,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.errors import AuthorizationError as NinjaAuthorizationError
 from psycopg_pool import PoolTimeout
 
+from memories.gate import NeverRemember
 from memories.sensitive import SensitiveContent
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ STATUS_CODES = {
     "PAYLOAD_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA_TYPE": 415,
     "SENSITIVE_CONTENT": 422,
+    "NEVER_REMEMBER": 422,
     "RATE_LIMITED": 429,
     "EMBEDDING_DIMENSION_CONFLICT": 503,
     "INTERNAL_ERROR": 500,
@@ -107,6 +109,15 @@ def install_error_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(ApiError)
     def api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
         return error_response(exc.code, exc.message, exc.details)
+
+    @api.exception_handler(NeverRemember)
+    def never_remember(request: HttpRequest, exc: NeverRemember) -> HttpResponse:
+        return error_response(
+            "NEVER_REMEMBER",
+            "This text falls under a topic or word the user's memory settings say never to "
+            "remember; it is not stored.",
+            {"rule": exc.rule},
+        )
 
     @api.exception_handler(SensitiveContent)
     def sensitive_content(request: HttpRequest, exc: SensitiveContent) -> HttpResponse:

@@ -17,9 +17,10 @@ class ConversationsConfig(AppConfig):
 
 def register_kind_reading() -> None:
     """A memory added by hand with "Choose for me" gets the kind extraction would read."""
-    from memories.kinds import register_kind_guesser
+    from memories.kinds import register_kind_guesser, register_statement_reader
 
     register_kind_guesser(kind_of_statement)
+    register_statement_reader(subject_of_statement)
 
 
 def kind_of_statement(text: str) -> str | None:
@@ -31,6 +32,14 @@ def kind_of_statement(text: str) -> str | None:
     text = " ".join(text.split())
     candidate = candidate_from_sentence(text, message_ids=[])
     return kind_by_definition(text, candidate.kind if candidate else "fact")
+
+
+def subject_of_statement(text: str) -> tuple[str, str]:
+    """(subject, value) extraction reads in ``text``, so a memory added by hand replaces what
+    it replaces ("我住在上海" → ("user:location", "上海"))."""
+    from conversations.extraction.rules import statement_subject
+
+    return statement_subject(" ".join(text.split()))
 
 
 def register_messages() -> None:

@@ -22,6 +22,7 @@ from accounts.models import MemorySettings
 from conversations.models import Conversation
 from core.cjk import is_cjk
 from memories import services
+from memories.gate import NeverRemember
 from memories.models import Memory, MemoryEvent, MemoryQuerySet, Scope, one_line
 from memories.permissions import batch_undoable_by
 from memories.search import chat_pool, search_memories
@@ -56,6 +57,10 @@ MESSAGES = {
         "sensitive": (
             "I won't remember that: it is only a secret ({kinds}). Keep passwords and keys "
             "in a password manager."
+        ),
+        "never_remember": (
+            "I won't remember that: it falls under “{rule}”, which your memory settings say "
+            "never to remember."
         ),
         "need_project": "/remember-project needs a project: send its id or slug as “project”.",
         "viewer": "You can read project {project}'s memories but not add to them.",
@@ -94,6 +99,7 @@ MESSAGES = {
         "known": "你已经有这条记忆了：“{content}”。{url}",
         "need_text": "请告诉我要记住什么，例如：/remember 我喜欢用 vitest。",
         "sensitive": "这条内容只是一个机密信息（{kinds}），我不会记住它。请把密码和密钥保存在密码管理器中。",
+        "never_remember": "我不会记住这条内容：它属于你在记忆设置中列为“不要记住”的“{rule}”。",
         "need_project": "/remember-project 需要指定项目：请在 “project” 中发送项目的 id 或 slug。",
         "viewer": "你可以查看项目 {project} 的记忆，但不能添加。",
         "need_words": "请告诉我要忘记什么，例如：/forget vitest，或 /forget --all。",
@@ -209,6 +215,9 @@ def run_command(
     except SensitiveContent as refusal:
         kinds = ", ".join(refusal.kinds)
         raise CommandError("SENSITIVE_CONTENT", context.say("sensitive", kinds=kinds)) from None
+    except NeverRemember as refusal:
+        message = context.say("never_remember", rule=refusal.rule)
+        raise CommandError("NEVER_REMEMBER", message) from None
     reply.command = name
     return reply
 

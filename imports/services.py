@@ -50,6 +50,7 @@ from imports.analysis import analyse_conversations, analyse_memories, imported_i
 from imports.errors import ImportNotAllowed, ImportRefused
 from imports.formats import ExportConversation, read_memory_text
 from imports.models import ACTIVE_STATUSES, Import, ImportStatus, Phase, Source
+from memories.gate import NeverRemember
 from memories.models import Origin
 from memories.sensitive import SensitiveContent, redact
 from memories.services import memory_remember, memory_undo_batches
@@ -499,7 +500,7 @@ def _store_memories(job: Import, items: list[dict[str, Any]]) -> dict[str, int]:
                 batch=job.batch,
                 actor=job.owner,
             )
-        except SensitiveContent:
+        except (SensitiveContent, NeverRemember):
             counts["memories_refused"] += 1
             continue
         counts["memories_created" if created else "memories_known"] += 1

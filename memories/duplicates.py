@@ -1,10 +1,17 @@
-"""Whether a memory says what another already says: one test for extraction and for hand.
+"""Whether a memory says what another already says, or replaces it: one test for extraction
+and for hand.
 
 Extraction's reconciliation (``conversations.extraction.reconcile``) and a
 memory added by hand (the page's "Add a memory", ``/remember``) ask the same
 question of the same pool of memories (the owner's personal ones, or a
 project's): is there a near-duplicate? Near means word / CJK-bigram Jaccard ≥
 ``MEMORY_DUPLICATE_JACCARD``, or embedding cosine ≥ ``MEMORY_DUPLICATE_COSINE``.
+
+And whether a new statement replaces one: two statements about the same *attribute* (the
+subject extraction reads, ``metadata["subject"]``: where the user lives, their job, what they
+use or prefer for frontends) that say different things (``metadata["value"]``). The
+attribute does not depend on the kind: "Likes Vue 3 for frontends" (whatever kind it was
+stored as) and "Prefers React" are both about the frontend framework (``attribute_of``).
 """
 
 from __future__ import annotations
@@ -20,6 +27,41 @@ from search.textsearch import SEARCH_CONFIG, terms
 
 # How many word-sharing memories are compared by Jaccard (the rarest terms select them).
 WORD_CANDIDATES = 200
+# Vector near-duplicates: exact distances over a pool up to this size, the HNSW index above
+# it; for a memory added by hand as for a run's candidates (conversations.extraction.reconcile).
+EXACT_SEARCH_MAX_ROWS = 2000
+# Subjects "<family>:<topic>" that say what is preferred, liked, chosen or used for a topic:
+# one attribute, "topic:<topic>", whatever the family (and so the kind).
+_TOPIC_FAMILIES = ("preference", "likes", "decision", "project", "uses")
+
+
+def attribute_of(subject: str) -> str:
+    """What a statement with ``subject`` is about, whatever its kind ("" for none)."""
+    family, _, rest = subject.partition(":")
+    return f"topic:{rest}" if family in _TOPIC_FAMILIES and rest else subject
+
+
+def same_attribute_subjects(subject: str) -> list[str]:
+    """Every subject about the attribute ``subject`` is about (so an index on the subject
+    finds them all)."""
+    attribute = attribute_of(subject)
+    if not attribute.startswith("topic:"):
+        return [subject]
+    return [f"{family}:{attribute.removeprefix('topic:')}" for family in _TOPIC_FAMILIES]
+
+
+def replaced_by(pool: MemoryQuerySet, subject: str, value: str) -> list[Memory]:
+    """The current memories of ``pool`` that a statement saying ``value`` of ``subject``
+    replaces: about the same attribute, saying something else."""
+    if not subject or not value:
+        return []
+    current = pool.filter(
+        STATE_CONDITIONS["alive"] & STATE_CONDITIONS["current"],
+        status__in=[Status.ACTIVE, Status.PENDING],
+        metadata__has_key="subject",
+        metadata__subject__in=same_attribute_subjects(subject),
+    )
+    return [memory for memory in current if memory.metadata.get("value") != value]
 
 
 @lru_cache(maxsize=4096)
@@ -68,6 +110,10 @@ def find_duplicate(pool: MemoryQuerySet, content: str) -> Memory | None:
         if best is not None and best[0] >= threshold:
             return current.get(pk=best[1])
     near, _degraded = similar_memories(
-        current, content, limit=1, min_similarity=settings.MEMORY_DUPLICATE_COSINE
+        current,
+        content,
+        limit=1,
+        min_similarity=settings.MEMORY_DUPLICATE_COSINE,
+        exact_limit=EXACT_SEARCH_MAX_ROWS,
     )
     return current.filter(pk=near[0][0]).first() if near else None

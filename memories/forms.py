@@ -117,7 +117,9 @@ class MemorySettingsForm(forms.ModelForm):
             "review_extracted",
             "show_citations",
             "reference_past_conversations",
+            "never_remember",
         )
+        widgets = {"never_remember": forms.Textarea(attrs={"rows": 3})}
         help_texts = {
             "memory_enabled": _("Assistants remember new things and use what they know about you."),
             "auto_extract": _("Memories are picked out of your conversations automatically."),
@@ -127,5 +129,9 @@ class MemorySettingsForm(forms.ModelForm):
             "show_citations": _("Answers say which memories they used."),
             "reference_past_conversations": _(
                 "Assistants are also reminded of what was said in your past conversations."
+            ),
+            "never_remember": _(
+                "Topics or words never to remember, one a line: health, work, money, a name or "
+                "any word. Nothing that mentions them is stored, however it comes in."
             ),
         }

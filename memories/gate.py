@@ -1,5 +1,8 @@
 """What becomes a memory: the one gate, with its reasons.
 
+A memory is also never something its owner said they never want remembered: a topic or a
+word of their "Don't remember" list (``never_remember_rule``), whichever way it comes in.
+
 A memory is something true and useful later: a fact, preference, decision, goal, lesson or
 pattern (docs/MEMORY_KINDS.md). Talk is not: a question, a hypothetical, a greeting or a
 reaction to what the other said, a fragment of a few words with nothing checkable in it, a
@@ -21,6 +24,8 @@ REASON_SMALL_TALK = "small talk"
 REASON_FRAGMENT = "fragment"
 REASON_MEDIA = "shared media"
 REASON_ONE_OFF_PROBLEM = "one-off problem"
+REASON_TASK = "a task asked of the assistant"
+REASON_NEVER_REMEMBER = "on the owner's don't-remember list"
 
 
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢][。.!！]?\s*$")
@@ -69,6 +74,14 @@ _SUBSTANCE = re.compile(
     r"\d|(?-i:\bI\b)|\b(?:I'm|I've|my|we|our|they|their)\b|我",
     re.IGNORECASE,
 )
+# Asking the assistant to do something now ("Help me list …", "帮我把下面这段改写一下"), or
+# taking back what was just said ("Scratch that", "算了"): the conversation, not a memory.
+_TASK = re.compile(
+    r"^(?:please |ok(?:ay)?,? |so,? )?(?:help me|can you|could you|would you|let's (?:write|do|make|"
+    r"start|go through)|scratch (?:that|the)|never ?mind|forget (?:that|what I said))\b"
+    r"|^(?:请|麻烦)?(?:你)?(?:帮我|帮忙|麻烦你)|^(?:算了|不用了|先这样)",
+    re.IGNORECASE,
+)
 _MEDIA = re.compile(
     r"^\s*\[(?:shares?|sent|sends|image|photo|picture|video|sticker|attachment|图片|照片|视频|表情)",
     re.IGNORECASE,
@@ -115,6 +128,8 @@ def rejection(kind: str, content: str) -> str:
         return REASON_QUESTION
     if _HYPOTHETICAL.match(text):
         return REASON_HYPOTHETICAL
+    if _TASK.match(text):
+        return REASON_TASK
     if is_small_talk(text):
         return REASON_SMALL_TALK
     if _is_fragment(text):
@@ -122,3 +137,56 @@ def rejection(kind: str, content: str) -> str:
     if kind != "lesson" and _PROBLEM.search(text) and not _LESSON_WORDS.search(text):
         return REASON_ONE_OFF_PROBLEM
     return ""
+
+
+# Topics a "Don't remember" line may name, with the words that speak of them.
+_TOPICS: dict[str, re.Pattern[str]] = {
+    topic: re.compile(words, re.IGNORECASE)
+    for topics, words in [
+        (
+            ("health", "健康", "medical", "医疗"),
+            r"\b(?:health|doctor|GP|hospital|clinic|diagnos\w*|allerg\w*|migraines?|asthma|"
+            r"diabetes|medication|medicine|pills?|therapy|therapist|surgery|pregnan\w*|illness|"
+            r"sick|injur\w*|symptoms?|blood pressure|cancer|depression|anxiety)\b"
+            r"|健康|医生|医院|门诊|诊断|过敏|偏头痛|哮喘|糖尿病|吃药|药物|治疗|手术|怀孕|生病|症状|血压|抑郁|焦虑",
+        ),
+        (
+            ("work", "job", "工作"),
+            r"\b(?:work|works|working|job|office|employer|boss|manager|colleagues?|coworkers?|"
+            r"salary|promotion|career)\b|工作|上班|公司|老板|同事|领导|工资|入职|辞职|加班",
+        ),
+        (
+            ("money", "finance", "finances", "钱", "财务"),
+            r"\b(?:money|salary|savings?|bank|loan|mortgage|debt|invest\w*|budget|income)\b"
+            r"|钱|工资|存款|银行|贷款|房贷|理财|投资|基金|预算|收入",
+        ),
+    ]
+    for topic in topics
+}
+
+
+def never_remember_rule(content: str, rules: list[str]) -> str:
+    """The first of ``rules`` (topics or words) that ``content`` falls under, or "": a named
+    topic (health, work, money) by the words that speak of it, any other rule as a word or
+    phrase (whole words in Latin script, anywhere in Chinese)."""
+    for rule in rules:
+        topic = _TOPICS.get(rule.casefold())
+        if topic is not None:
+            if topic.search(content):
+                return rule
+            continue
+        if has_cjk(rule):
+            found = rule in content
+        else:
+            found = bool(re.search(rf"(?<!\w){re.escape(rule)}(?!\w)", content, re.IGNORECASE))
+        if found:
+            return rule
+    return ""
+
+
+class NeverRemember(ValueError):
+    """Text its owner asked never to remember: refused rather than stored."""
+
+    def __init__(self, rule: str):
+        super().__init__(f"The text falls under the don't-remember rule {rule!r}.")
+        self.rule = rule

@@ -15,8 +15,26 @@ from memories.models import Kind
 
 # A sentence → the kind it states, or None when it says nothing recognisable.
 KindGuesser = Callable[[str], str | None]
+# A sentence → (subject, value) as extraction reads them (``duplicates.attribute_of``).
+StatementReader = Callable[[str], tuple[str, str]]
 
 _guessers: list[KindGuesser] = []
+_readers: list[StatementReader] = []
+
+
+def register_statement_reader(reader: StatementReader) -> None:
+    if reader not in _readers:
+        _readers.append(reader)
+
+
+def read_statement(content: str) -> tuple[str, str]:
+    """What ``content`` is about and what it says of it, as extraction would read them;
+    ("", "") when no reader recognises it."""
+    for reader in _readers:
+        subject, value = reader(content)
+        if subject and value:
+            return subject, value
+    return "", ""
 
 
 def register_kind_guesser(guesser: KindGuesser) -> None:

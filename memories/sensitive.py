@@ -111,7 +111,7 @@ _SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     # code they picked is 7305", "新的那串是 maomao@2024xm".
     "unnamed secret": re.compile(
         r"\b(?:the |my |our )?new one(?: for (?:the |my |our )?[\w -]{1,25}?)?(?:\s+is|'s|:)\s*"
-        rf"['\"“]?(?!v?\d+(?:\.\d+)+\b){_MADE_UP}"
+        rf"['\"“]?(?!v?\d+(?:\.\d+)+\b){_MADE_UP}(?<!!)"
         r"|\b(?:master|access|security|door|alarm|safe|gate|entry|admin|unlock|lock|garage|"
         r"building|keypad|wi-?fi)\s+(?:code|combination|combo)\b[^.!?\n]{0,30}?"
         r"(?:\bis|\bwas|:|=)\s*['\"“]?\d{4,10}\b"

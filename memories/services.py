@@ -46,8 +46,10 @@ from django.db.models import F, Model, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memories.duplicates import find_duplicate
-from memories.kinds import guess_kind
+from accounts.models import MemorySettings
+from memories.duplicates import find_duplicate, replaced_by
+from memories.gate import NeverRemember, never_remember_rule
+from memories.kinds import guess_kind, read_statement
 from memories.models import (
     DEFAULT_IMPORTANCE,
     STATE_CONDITIONS,
@@ -55,6 +57,7 @@ from memories.models import (
     Kind,
     Memory,
     MemoryEvent,
+    MemoryQuerySet,
     Origin,
     Scope,
     Status,
@@ -234,7 +237,11 @@ class NewMemory(TypedDict, total=False):
 
 
 def new_memory(**fields: Unpack[NewMemory]) -> Memory:
-    """A new memory, cleaned and with its kind's default importance, not saved yet."""
+    """A new memory, cleaned and with its kind's default importance, not saved yet. Text its
+    owner never wants remembered raises NeverRemember (``gate.never_remember_rule``)."""
+    rule = never_remember_rule(fields["content"], never_remember_rules(fields["owner"]))
+    if rule:
+        raise NeverRemember(rule)
     kind = fields.get("kind", Kind.FACT)
     scope = fields.get("scope", Scope.USER)
     importance = fields.get("importance")
@@ -267,14 +274,40 @@ def memory_create(
     batch: uuid.UUID | None = None,
     **fields: Unpack[NewMemory],
 ) -> Memory:
-    """Save a new memory and its "created" event."""
+    """Save a new memory and its "created" event. One added by hand gets the subject and
+    value extraction would read in it, and replaces what its pool said of the same attribute
+    (``duplicates.replaced_by``), as an extracted one does."""
     memory = new_memory(**fields)
+    if memory.origin != Origin.EXTRACTED and "subject" not in memory.metadata:
+        subject, value = read_statement(memory.content)
+        if subject:
+            memory.metadata = {**memory.metadata, "subject": subject, "value": value}
     memory.save()
     _record(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
     )
+    if memory.origin != Origin.EXTRACTED and memory.status == Status.ACTIVE:
+        metadata = memory.metadata
+        pool = _pool(memory.owner, memory.scope, memory.project).exclude(pk=memory.pk)
+        for old in replaced_by(pool, metadata.get("subject", ""), metadata.get("value", "")):
+            memory_supersede(old=old, new=memory, actor=actor, actor_label=actor_label, batch=batch)
     _enqueue_embedding([memory.pk])
     return memory
+
+
+def never_remember_rules(owner: User) -> list[str]:
+    """The owner's "Don't remember" list (their settings, as read with a run when it was)."""
+    try:
+        return owner.memory_settings.never_remember_rules
+    except MemorySettings.DoesNotExist:
+        return []
+
+
+def _pool(owner: User, scope: str, project: Project | None) -> MemoryQuerySet:
+    """The memories one is compared with: the owner's personal ones, or the project's."""
+    if scope == Scope.PROJECT:
+        return Memory.objects.filter(scope=Scope.PROJECT, project=project)
+    return Memory.objects.filter(scope=Scope.USER, owner=owner)
 
 
 def memory_remember(
@@ -298,11 +331,7 @@ def memory_remember(
     ``kind`` the memory gets the one extraction would read in it (``kinds.guess_kind``).
     Text that is only a secret raises SensitiveContent (``sensitive.screen``).
     """
-    if scope == Scope.PROJECT:
-        pool = Memory.objects.filter(scope=Scope.PROJECT, project=project)
-    else:
-        pool = Memory.objects.filter(scope=Scope.USER, owner=owner)
-    existing = find_duplicate(pool, content)
+    existing = find_duplicate(_pool(owner, scope, project), content)
     if existing is not None:
         return existing, False
     memory = memory_create(

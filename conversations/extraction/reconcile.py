@@ -9,7 +9,8 @@ same project:
   cosine ≥ MEMORY_DUPLICATE_COSINE between embeddings, or the same subject
   and value) that gives the same details (numbers, days, times of day, things:
   see details.py) → that memory gains confidence and the new evidence;
-- a memory of the same kind says something else about the same subject →
+- a memory says something else about the same attribute (the same subject, whatever
+  the kind: ``duplicates.attribute_of``) →
   the later of the two (by ``valid_from``: when its message was sent)
   supersedes the earlier: a new memory from a later message supersedes the
   current one (at once when the new one is active; when it awaits review,
@@ -52,7 +53,14 @@ from pgvector.django import VectorField
 from conversations.extraction import Candidate
 from conversations.extraction.details import differ
 from conversations.models import Conversation
-from memories.duplicates import jaccard, prefilter_query, words_of
+from memories.duplicates import (
+    EXACT_SEARCH_MAX_ROWS,
+    attribute_of,
+    jaccard,
+    prefilter_query,
+    same_attribute_subjects,
+    words_of,
+)
 from memories.models import Memory, Origin, Scope, Status, state_sql
 from memories.services import MemoryWrites, new_memory
 from search.buckets import vector_bucket
@@ -69,8 +77,6 @@ ACTOR_LABEL = "extraction"
 CONFIDENCE_BOOST = 0.1
 # How many keyword matches are compared word by word with a candidate.
 _TEXT_MATCH_LIMIT = 50
-# Vector near-duplicates: exact distances over a pool up to this size, the HNSW index above it.
-EXACT_SEARCH_MAX_ROWS = 2000
 # The index of the pool's bucket (models.VECTOR_BUCKETS) returns its nearest rows, nearest
 # first: a pool's near-duplicate is missed only when this many memories of other pools in
 # the bucket are nearer still.
@@ -108,8 +114,8 @@ CROSS JOIN LATERAL (
      LIMIT {_TEXT_MATCH_LIMIT})
     UNION
     (SELECT {_COLUMNS} FROM {_MEMORY} m
-     WHERE {_CANDIDATE_ROWS} AND c.subject <> '' AND m.kind = c.kind
-       AND m.metadata ? 'subject' AND m.metadata->>'subject' = c.subject)
+     WHERE {_CANDIDATE_ROWS} AND c.subject <> '' AND m.metadata ? 'subject'
+       AND m.metadata->>'subject' = ANY(string_to_array(c.subject, '|')))
 ) found
 """
 # The pool counted up to just past the exact-search limit, from an index (an upper bound:
@@ -312,17 +318,14 @@ class Reconciler:
                     prefilter_query(words_of(c.content), self.threshold) for c in candidates
                 ],
                 "kinds": [c.kind for c in candidates],
-                "subjects": [c.subject for c in candidates],
+                # Every subject about the same attribute, whatever the kind.
+                "subjects": ["|".join(same_attribute_subjects(c.subject)) for c in candidates],
             },
         )
         for position, *memory_row in sorted(rows, key=lambda row: (row[0], row[1])):
             index, candidate = indexes[position - 1], candidates[position - 1]
             known = self._known_from(tuple(memory_row))
-            if (
-                candidate.subject
-                and known.kind == candidate.kind
-                and known.subject == candidate.subject
-            ):
+            if candidate.subject and attribute_of(known.subject) == attribute_of(candidate.subject):
                 lookups[index].by_subject.append(known)
             if known.words & words_of(candidate.content):
                 lookups[index].by_words.append(known)
@@ -405,6 +408,8 @@ class Reconciler:
         return None
 
     def _contradicted(self, candidate: Candidate, lookup: Lookup) -> Known | None:
+        """The current memory about the same attribute, whatever its kind, that says
+        something else (``duplicates.attribute_of``)."""
         if not candidate.subject:
             return None
         created = self._created[self._scope(candidate)]
@@ -413,8 +418,7 @@ class Reconciler:
             for known in [*lookup.by_subject, *created]
             if known.status in (Status.ACTIVE, Status.PENDING)
             and not known.superseded
-            and known.kind == candidate.kind
-            and known.subject == candidate.subject
+            and attribute_of(known.subject) == attribute_of(candidate.subject)
             and known.value != candidate.value
         ]
         return max(found, key=lambda known: (known.valid_from, known.created_at), default=None)

@@ -28,7 +28,7 @@ from memories.models import Kind
 
 # Where a value ends: punctuation, or a clause that explains rather than states.
 _END = (
-    r"(?=\s*(?:[,;:，；：(（]|\b(?:because|since|but|so|as|when|unless|although|though)\b"
+    r"(?=\s*(?:[,;:，；：(（]|\b(?:because|since|but|so|when|unless|although|though)\b"
     r"|,? and (?=(?-i:I)\b|I'm|I've|we\b|my\b|our\b|the\b|she\b|he\b|they\b|it's\b)"
     r"|\s+(?:-|–|—)\s+|[.!?](?:\s|$)|因为|但是|所以|$))"
 )
@@ -64,6 +64,7 @@ _PAST = (
     r"studied|trained|practised|practiced|played|watched|organised|organized|hosted|ordered)"
 )
 
+_PAST_WORDS = frozenset(re.findall(r"[a-z]+", _PAST))
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _LEADING_JUNK = re.compile(r"^(?:[\s\-–—•*·>#\"'“”‘’`:：,，.。]+|\d{1,2}[.)]\s+|\d{1,2}、)+")
 _QUESTION_START = re.compile(
@@ -86,6 +87,10 @@ _EMPTY_VALUES = {
 _EMPTY_CJK_PREFIXES = ("这", "那", "它", "你", "他", "她", "一下", "一点", "什么")
 
 MAX_CONTENT_CHARS = 300
+# Where one clause of a compound sentence ends and another, with its own subject, begins.
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*|,? and (?=(?:when|whenever|if|I|I'm|I've|we|my|our)\b)|；", re.IGNORECASE
+)
 # The tag of a request about how answers should look.
 ANSWERS = "answers"
 
@@ -158,6 +163,8 @@ RULES: list[Rule] = [
           "{Value}[ with {name}]", subject="user:relationship", fixed=True),
     _rule(F, r"\bmy name is (?P<value>(?-i:[A-Z])\w+)", "Name is {value}", subject="user:name", fixed=True),
     _rule(F, r"\bI(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<value>{_NAME})", "Moved to {value}",
+          subject="user:location", fixed=True, check="place"),
+    _rule(F, r"\b(?:I|we)(?:'m| am|'re| are)? (?:moving|relocating) (?:from (?P<other>{_NAME}) )?to (?P<value>{_NAME})", "Moving to {value}[ from {other}]",
           subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI (?:live|am based|'m based|am living|'m living) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI(?:'m| am) (?:originally )?from (?P<value>{_NAME})", "Is from {value}", subject="user:origin", fixed=True, check="place"),
@@ -242,7 +249,8 @@ RULES: list[Rule] = [
     _rule(F, r"我(?:现在)?在(?P<value>[\u4e00-\u9fffA-Za-z0-9 ]{2,20}?)(?P<verb>读书|上学|读研|读博|念书|读)", "在{value}{verb}", subject="user:school", fixed=True),
     _rule(F, r"我(?:老家)?是(?P<value>[\u4e00-\u9fff]{2,8}?)人", "是{value}人", subject="user:origin", fixed=True),
     _rule(F, r"我老家(?:是|在)(?P<value>[\u4e00-\u9fff]{2,10})", "老家在{value}", subject="user:origin", fixed=True),
-    _rule(F, r"我(?:们)?(?:已经|刚|刚刚)?(?:搬到|搬去|搬来|搬家到)了?(?P<value>[\u4e00-\u9fff]{2,8})", "搬到{value}", subject="user:location", fixed=True),
+    # A date may come between the subject and the verb: 我们2026年10月已经搬到深圳了.
+    _rule(F, r"我(?:们)?(?:[\d年月日号那周]{2,14})?(?:已经|刚|刚刚)?(?:搬到|搬去|搬来|搬家到)了?(?P<value>[\u4e00-\u9fff]{2,8}?)(?:了|[，,。！]|$)", "搬到{value}", subject="user:location", fixed=True),
     _rule(F, r"我的(?P<what>[\u4e00-\u9fffA-Za-z ]{1,8}?)(?:是|为|叫|用的是|采用的是|采用)(?P<value>.+?)CJK$", "{what}是{value}", subject="user:"),
     # Health (Chinese)
     _rule(F, r"我对(?P<value>.{1,10}?)过敏", "对{value}过敏", subject="allergy"),
@@ -513,6 +521,7 @@ def neutral(text: str) -> str:
     )
     text = re.sub(r"\byour\b ?", "", text, flags=re.I)
     text = re.sub(r"\b(?:let|for) me\b", lambda m: m.group(0)[:-2] + "the user", text)
+    text = re.sub(r"\byou (\w+)", lambda m: f"the assistant {_third_person_verb(m.group(1))}", text)
     text = re.sub(r"\byou\b", "the assistant", text)
     return clean_content(text)
 
@@ -647,7 +656,82 @@ def _third_person_start(text: str, speaker: str) -> str:
     lead = match.group(0).strip().lower()
     rest = text[match.end() :]
     verb = {"i'm": "is ", "i am": "is ", "i've": "has ", "i have": "has "}.get(lead, "")
+    if lead == "i":
+        rest = _third_person_verb(rest)
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
+
+
+_NOT_CONJUGATED = frozenset(
+    [
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "must",
+        "might",
+        "may",
+        "shall",
+        "also",
+        "just",
+        "really",
+        "still",
+        "always",
+        "never",
+        "usually",
+        "often",
+        "sometimes",
+        "only",
+        "even",
+        "already",
+    ]
+)
+_ADVERBS = frozenset(
+    [
+        "usually",
+        "often",
+        "sometimes",
+        "always",
+        "never",
+        "also",
+        "just",
+        "really",
+        "still",
+        "mostly",
+    ]
+)
+_NEGATIONS = {
+    "don't": "doesn't",
+    "do": "does",
+    "haven't": "hasn't",
+    "was": "was",
+    "wasn't": "wasn't",
+}
+
+
+def _third_person_verb(rest: str) -> str:
+    """The verb after a dropped "I" in the third person: "use Vim" → "uses Vim"."""
+    word, space, tail = rest.partition(" ")
+    lower = word.lower()
+    if lower in _NEGATIONS:
+        return f"{_NEGATIONS[lower]}{space}{tail}"
+    if lower in _ADVERBS and tail:
+        return f"{word}{space}{_third_person_verb(tail)}"
+    if (
+        not word.isalpha()
+        or not word.islower()
+        or lower in _NOT_CONJUGATED
+        or lower.endswith("ed")
+        or lower in _PAST_WORDS
+    ):
+        return rest
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        word += "es"
+    elif lower.endswith("y") and lower[-2:-1] not in "aeiou":
+        word = word[:-1] + "ies"
+    else:
+        word += "s"
+    return f"{word}{space}{tail}"
 
 
 def _small_talk(text: str, dated: Dated) -> bool:
@@ -699,21 +783,29 @@ def _fallback(
     message_ids: list[int],
     speaker: str,
     reference: date | None,
+    named: str = "",
 ) -> Candidate | None:
-    """A statement no rule reads, kept as said when it holds something checkable."""
+    """A statement no rule reads, kept as said when it holds something checkable (a
+    statement about someone named is)."""
     text = _DISCOURSE.sub("", dated.text).strip()
     if _NOT_A_FACT.search(text) or _small_talk(text, dated) or _OTHERS_TASTES.match(text):
         return None
     if _CJK.search(text):
         if len(text) < 6:
             return None
-        if not (_strong(text, dated, reference) or re.search(r"了|过|已经|我", text)):
+        if not (
+            _strong(text, dated, reference)
+            or re.search(r"了|过|已经|我", text)
+            or (named and text.startswith(named))
+        ):
             return None
     else:
         if len(text.split()) < 3:
             return None
         personal = _FIRST_PERSON.search(text) or _IMPLICIT_I.match(text)
-        if not _strong(text, dated, reference) and not (personal and dated.date):
+        # What the user uses is a fact ("I write all my tests with pytest now").
+        uses = (personal and _used_for(text)[0]) or (named and text.startswith(named))
+        if not (_strong(text, dated, reference) or uses) and not (personal and dated.date):
             return None
     content = _third_person_start(text, speaker)
     if speaker and _IMPLICIT_I.match(content):
@@ -721,6 +813,7 @@ def _fallback(
     content = clean_content(content)[:MAX_CONTENT_CHARS]
     if speaker and not content.startswith(speaker):
         content = f"{speaker}: {content}"
+    subject, value = ("", "") if speaker else _used_for(text)
     return Candidate(
         kind=Kind.FACT,
         content=content,
@@ -729,7 +822,31 @@ def _fallback(
         confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
         event_date=dated.date,
         speaker=speaker,
+        subject=subject,
+        value=value,
     )
+
+
+# What the user uses for something: "I use Vim for everything", "读书笔记都记在印象笔记里".
+_USES = re.compile(
+    r"\b(?:use|uses|using|used|work in|write in|draft in|run on|switched to)\b"
+    r"|\b(?:write|writes|build|builds|test|tests|do|does)\b[^.;]{0,30}\bwith\b|用|使用|记在|写在",
+    re.IGNORECASE,
+)
+
+
+def _used_for(text: str) -> tuple[str, str]:
+    """("uses:<topic>", the value) when ``text`` says a well-known tool is used, else ("", "")."""
+    topic = find_topic(text) if _USES.search(text) else None
+    return (f"uses:{topic[0]}", topic[1]) if topic else ("", "")
+
+
+def statement_subject(text: str) -> tuple[str, str]:
+    """What a statement is about and what it says of it, as extraction reads them."""
+    found = match_sentence(text)
+    if found is not None:
+        return subject_and_value(*found)
+    return _used_for(text)
 
 
 def sentence_candidates(
@@ -738,8 +855,10 @@ def sentence_candidates(
     message_ids: list[int],
     speaker: str = "",
     sent_at: date | datetime | None = None,
+    named: str = "",
 ) -> list[Candidate]:
-    """Every statement in one sentence, dated against ``sent_at``.
+    """Every statement in one sentence, dated against ``sent_at``; ``named``: the person or
+    pet the message last named, whom a statement starting with their name is about.
 
     ``speaker`` is empty for the account's user and names anyone else, whose
     statements then name them ("Mia went to ...").
@@ -751,6 +870,16 @@ def sentence_candidates(
     dated = resolve(sentence, sent_at)
     text = _DISCOURSE.sub("", dated.text).strip() or dated.text
     if request:
+        clauses = _CLAUSE_BREAK.split(text)
+        if len(clauses) > 1 and not all(is_answer_style(clause) for clause in clauses):
+            # "I draft in Obsidian, and when you give feedback I'd rather ...": each clause.
+            return [
+                candidate
+                for clause in clauses
+                for candidate in sentence_candidates(
+                    clause, message_ids=message_ids, speaker=speaker, sent_at=sent_at
+                )
+            ]
         # A request about answers is one preference, every clause of it kept.
         return [
             Candidate(
@@ -776,7 +905,12 @@ def sentence_candidates(
     if not candidates:
         reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
         fallback = _fallback(
-            sentence, dated, message_ids=message_ids, speaker=speaker, reference=reference
+            sentence,
+            dated,
+            message_ids=message_ids,
+            speaker=speaker,
+            reference=reference,
+            named=named,
         )
         if fallback is not None:
             candidates.append(fallback)
@@ -864,6 +998,43 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
     )
 
 
+# Who a sentence names (a pet "called Biscuit", "my sister Inês", "Marta is our designer"),
+# and a sentence that starts with "She"/"He"/她/他, which is about them.
+_NAMES_SOMEONE = re.compile(
+    rf"\b(?:called|named|my {_REL}) ((?-i:[A-Z])[\w'-]+)"
+    r"|(?:^|, |\band )((?-i:[A-Z])[\w'-]+) (?:is|was|owns|works|lives)\b"
+    r"|(?:叫|名叫|名字叫)([\u4e00-\u9fff]{1,3}?)(?=[，,。！]|$)",
+    re.IGNORECASE,
+)
+_NOT_NAMES = frozenset(
+    ["here", "everything", "nothing", "someone", "everyone", "life", "work", "today"]
+)
+_PRONOUN_START = re.compile(
+    r"^(?:(?:she|he)(?:'s| is)\b|(?:she|he)\b|(?:她|他)(?!们))", re.IGNORECASE
+)
+
+
+def _pronoun_named(sentence: str, named: str) -> tuple[str, str]:
+    """The sentence with a leading "She"/"He"/她/他 replaced by the last one named before it
+    in the message, and who is named now."""
+    if named:
+        start = _PRONOUN_START.match(sentence)
+        if start is not None:
+            said = start.group(0)
+            if _CJK.search(said):
+                replacement = named
+            else:
+                replacement = f"{named} is" if said.lower().endswith(("'s", " is")) else named
+            sentence = replacement + sentence[start.end() :]
+    names = [
+        name
+        for match in _NAMES_SOMEONE.finditer(sentence)
+        for name in match.groups()
+        if name and name.lower() not in _COMMON_STARTS and name.lower() not in _NOT_NAMES
+    ]
+    return sentence, names[-1] if names else named
+
+
 class RulesExtractor:
     """Every human's statements, and what the user adopted of the assistant's.
 
@@ -890,9 +1061,15 @@ class RulesExtractor:
                     candidates.append(adopted)
             previous_assistant = None
             request: Candidate | None = None
+            named = ""
             for sentence in sentences(message.content):
+                sentence, named = _pronoun_named(sentence, named)
                 found = sentence_candidates(
-                    sentence, message_ids=[message.id], speaker=speaker, sent_at=message.sent_at
+                    sentence,
+                    message_ids=[message.id],
+                    speaker=speaker,
+                    sent_at=message.sent_at,
+                    named=named,
                 )
                 if request is not None and [c.tags for c in found] == [[ANSWERS]]:
                     # A request about answers that goes on in the next sentence is one request.

@@ -49,7 +49,7 @@ from conversations.models import (
     MessageRole,
     RunStatus,
 )
-from memories.gate import rejection
+from memories.gate import never_remember_rule, rejection
 from memories.sensitive import REDACTED, contains_sensitive, redact
 from memories.tokens import estimate_tokens
 from search.embeddings import get_provider
@@ -549,8 +549,15 @@ def _extract(run: ExtractionRun) -> int | None:
     messages = [m for m in screened(window, before) if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
     safe = [candidate for candidate in candidates if not _is_sensitive(candidate)]
-    # Talk is not memory (memories.gate): counted with what reconciliation skips.
-    kept = [candidate for candidate in safe if not rejection(candidate.kind, candidate.content)]
+    # Talk is not memory, nor what the owner never wants remembered (memories.gate): counted
+    # with what reconciliation skips.
+    rules = memory_settings.never_remember_rules
+    kept = [
+        candidate
+        for candidate in safe
+        if not rejection(candidate.kind, candidate.content)
+        and not never_remember_rule(f"{candidate.content}\n{candidate.quote}", rules)
+    ]
     for candidate in kept:
         candidate.kind = kind_by_definition(candidate.content, candidate.kind, candidate.quote)
     reconciler = Reconciler(

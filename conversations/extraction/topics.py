@@ -64,6 +64,15 @@ TOPICS: dict[str, dict[str, list[str]]] = {
         "intellij": ["intellij idea"],
         "sublime text": ["sublime"],
         "zed": [],
+        "cursor": [],
+    },
+    "notes app": {
+        "obsidian": [],
+        "notion": [],
+        "evernote": ["印象笔记"],
+        "onenote": [],
+        "logseq": [],
+        "bear": [],
     },
     "indentation": {
         "tabs": ["tab"],

@@ -32,6 +32,7 @@ from accounts.models import MemorySettings
 from memories import services
 from memories.filters import MemoryFilters
 from memories.forms import MemoryAddForm, MemoryEditForm, MemorySettingsForm
+from memories.gate import NeverRemember
 from memories.memory_history import event_changes
 from memories.memory_list import (
     MemoryListPage,
@@ -327,14 +328,29 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
         return _memories_page(request, source, add_form=form, status=400)
     project = form.project
-    memory, created = services.memory_remember(
-        owner=request.user,
-        content=form.cleaned_data["content"],
-        kind=form.cleaned_data["kind"],
-        scope=Scope.PROJECT if project else Scope.USER,
-        project=project,
-        actor=request.user,
-    )
+    try:
+        memory, created = services.memory_remember(
+            owner=request.user,
+            content=form.cleaned_data["content"],
+            kind=form.cleaned_data["kind"],
+            scope=Scope.PROJECT if project else Scope.USER,
+            project=project,
+            actor=request.user,
+        )
+    except NeverRemember as refusal:
+        form.add_error(
+            "content",
+            _("Not remembered: your memory settings say never to remember “%(rule)s”.")
+            % {"rule": refusal.rule},
+        )
+        if request.htmx:
+            return render(
+                request,
+                "memories/partials/_memory_add_form.html",
+                {"add_form": form, "next": _back_url(request)},
+                status=400,
+            )
+        return _memories_page(request, source, add_form=form, status=400)
     if not created:
         return _already_known(request, source, form, memory)
     return _done(

@@ -17,6 +17,7 @@ from memories.gate import (
     REASON_ONE_OFF_PROBLEM,
     REASON_QUESTION,
     REASON_SMALL_TALK,
+    REASON_TASK,
     rejection,
 )
 from tests.extraction_helpers import extracted
@@ -36,6 +37,10 @@ NOTHING_TO_KEEP = [
     "问一下，TCP 建立连接为什么是三次握手？",
     "昨天数学模考只考了92分，最后两道大题都没写完。",
     "去年基金一大跌，结果后面又涨回来，亏了小两万。",
+    "Help me write a short CONTRIBUTING section for the repo.",
+    "Scratch the Kindle bit, though.",
+    "帮我列个待产包清单。",
+    "帮我把下面这段改写一下。",
 ]
 
 
@@ -80,6 +85,7 @@ def test_the_lesson_is_kept_and_the_failure_is_not(
         ("fact", "如果辞职去大理开民宿", REASON_HYPOTHETICAL),
         ("fact", "The Docker build failed again with a network timeout.", REASON_ONE_OFF_PROBLEM),
         ("lesson", "The build fails without the cache; always pin the base image", ""),
+        ("fact", "帮我列个待产包清单。", REASON_TASK),
         ("fact", "Is vegetarian", ""),
         ("fact", "住在深圳", ""),
     ],

@@ -88,3 +88,22 @@ def test_a_request_about_answers_is_one_preference_in_neutral_words(
     assert kind == "preference"
     assert all(words in content for words in kept), content
     assert not any(words in content for words in never), content
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("My sister Inês lives in Porto and works as a nurse.", ["Inês", "Porto", "nurse"]),
+        (
+            "We adopted a retired greyhound called Biscuit. She's terrified of bikes.",
+            ["Biscuit is terrified of bikes"],
+        ),
+        ("我家猫叫年糕，今年12岁了。她有慢性肾病，只能吃处方粮。", ["年糕有慢性肾病", "处方粮"]),
+    ],
+)
+def test_every_clause_is_kept_and_she_names_who_was_named(
+    alice: Any, said: str, kept: list[str]
+) -> None:
+    contents = " | ".join(content for _kind, content in extracted(alice, ("user", said)))
+    assert all(words in contents for words in kept), contents
+    assert "She" not in contents and "她" not in contents
