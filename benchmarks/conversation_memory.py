@@ -1124,11 +1124,30 @@ def run(
             print("\n" + "\n".join(short_report("oracle: raw turns as memories", figures)))
             remove_oracles()
         print_samples(base, args.samples)
+    print_stored_memories(args.memory_sample)
     print(f"\ntotal time {time.perf_counter() - started:.1f} s")
     return {
         "seconds": {item.sample.sample_id: item.seconds for item in ingested},
         "messages": totals.messages,
     }
+
+
+def print_stored_memories(count: int) -> None:
+    """``count`` stored memories drawn at random (fixed seed), for a reader to judge how many
+    are noise: small talk, fragments, what nobody would want recalled (issue 40)."""
+    from memories.models import Memory
+
+    if count < 1:
+        return
+    stored = list(
+        Memory.objects.filter(owner__email__startswith="locomo")
+        .order_by("pk")
+        .values_list("kind", "content")
+    )
+    picked = random.Random(SAMPLE_SEED).sample(stored, min(count, len(stored)))
+    print(f"\n{len(picked)} of {len(stored)} stored memories, drawn at random:")
+    for number, (kind, content) in enumerate(picked, start=1):
+        print(f"  {number:2}. [{kind}] {content}")
 
 
 def print_samples(evaluation: Evaluation, count: int) -> None:
@@ -1173,6 +1192,13 @@ def arguments() -> argparse.Namespace:
         help="also store every raw turn as a memory of a second user (ranking alone)",
     )
     parser.add_argument("--samples", type=int, default=SAMPLES, metavar="N")
+    parser.add_argument(
+        "--memory-sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print N stored memories drawn at random, to judge how many are noise",
+    )
     parser.add_argument(
         "--set", action="append", default=[], metavar="PATH=VALUE", type=parse_override
     )
