@@ -26,6 +26,7 @@ from accounts.models import ApiToken, MemorySettings
 from conversations.models import Conversation, Message
 from memories import services as memory_services
 from memories.models import Memory, MemoryEvent
+from memories.purge import memories_purge
 from recall.models import AccessLog
 from teams import services as team_services
 from teams.models import Membership
@@ -195,5 +196,5 @@ def erase_account(user: User) -> None:
     """Erase ``user`` and everything of theirs (see the module's docstring)."""
     team_services.leave_all_teams(user)
     memory_services.project_memories_hand_over(owner=user)
-    memory_services.memories_purge(memories=Memory.objects.filter(owner=user).only("pk"))
+    memories_purge(memories=Memory.objects.filter(owner=user).only("pk"))
     user.delete()

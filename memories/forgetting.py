@@ -33,8 +33,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memories.events import FORGETTING_ACTOR_LABEL, before_sql, insert_events_sql, snapshot_sql
 from memories.models import EventAction, ForgettingReport, Memory, state_sql
-from memories.services import FORGETTING_ACTOR_LABEL, before_sql, insert_events_sql, snapshot_sql
 
 ACTOR_LABEL = FORGETTING_ACTOR_LABEL
 

@@ -135,7 +135,7 @@ def forget_memories() -> dict[str, Any]:
 
 def purge_trash() -> int:
     """Delete for good the memories in the trash more than MEMORY_TRASH_DAYS days."""
-    from memories.services import purge_old_trash
+    from memories.purge import purge_old_trash
 
     return purge_old_trash(settings.MEMORY_TRASH_DAYS)
 

@@ -1,53 +1,41 @@
-"""Every write to a memory, each recording a MemoryEvent; the one place events are built.
+"""Every write to a memory, each recording a MemoryEvent (built and saved by
+``memories.events``).
 
 Access checks happen before these are called (views and the API ask
 ``memories.permissions``); services trust their caller and keep
 the data consistent: a stale revision is refused, and each change records who
 made it and the state before and after.
 
-Events are built here only. A single change (``memory_update``, ``memory_delete``…) and the
-batched writers (``_set_state_of_many``, ``memories_create``, ``MemoryWrites`` for a job's
-many changes) all build their events with ``_event`` from the memory's ``snapshot()``
-before and after the change, and insert many at once with ``_save_events``. Writers in
-set-based SQL, too slow to load rows into Python (``forgetting``: a million rows a night),
-build the same event rows in SQL from what this module gives them: ``insert_events_sql``
-(the event columns), ``snapshot_sql`` (``Memory.snapshot()`` in SQL, the ``after``),
-``before_sql`` (the ``before``: the snapshot after, the changed fields put back, the revision
-one lower) and the actions and actor labels (``EventAction``, ``FORGETTING_ACTOR_LABEL``).
-
-Bookkeeping written outside events, on purpose (not part of a snapshot, never undone):
-
-- ``access_count`` and ``last_accessed_at``: recall's use counts
-  (``recall.injection``'s batched UPDATE after each injection). A use is not a change
-  of what the memory says; an event per use would grow the history by every prompt.
-  Forgetting reads them, and its own changes are recorded.
-- ``embedding`` and ``embedding_model``: the vector of the content
-  (``embeddings.store_embeddings``, from a job after a change). It is derived from
-  content whose change already has its event, and is recomputed, not restored, after
-  an undo.
-- ``search_document`` / ``search_vector``: derived from content and tags likewise.
-- ``faded_at`` and ``confidence_lowered_at``: forgetting's own once-per-period marks,
-  written by the same statement as its events.
-
-None of these writes touches a snapshot field (``BOOKKEEPING_FIELDS``; a test checks), so
-they need no event and bypass none.
+A single change (``memory_update``, ``memory_delete``…) and the batched writers
+(``_set_state_of_many``, ``memories_create``, ``MemoryWrites`` for a job's many changes) all
+build their events with ``events.build_event`` from the memory's ``snapshot()`` before and
+after the change, and insert many at once with ``events.save_events``. Deleting for good is
+``memories.purge``.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from django.db import connection, transaction
-from django.db.models import F, Model, Q
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from accounts.models import MemorySettings
 from memories.duplicates import find_duplicate, replaced_by
+from memories.events import (
+    INSERT_EVENTS_SQL,
+    build_event,
+    events_rows,
+    json_rows,
+    json_rows_sql,
+    record_event,
+    save_events,
+)
 from memories.gate import NeverRemember, never_remember_rule
 from memories.kinds import guess_kind, read_statement
 from memories.models import (
@@ -80,130 +68,6 @@ class MemoryConflict(Exception):
     def __init__(self, current: Memory):
         super().__init__(f"Memory {current.pk} is at revision {current.revision}.")
         self.current = current
-
-
-def _event(
-    memory: Memory,
-    action: str,
-    *,
-    actor: User | None,
-    actor_label: str = "",
-    before: dict[str, Any] | None,
-    batch: uuid.UUID | None = None,
-) -> MemoryEvent:
-    """The event of a change just made to ``memory`` (not saved yet)."""
-    return MemoryEvent(
-        memory=memory,
-        action=action,
-        actor=actor,
-        actor_label=actor_label,
-        before=before,
-        after=memory.snapshot(),
-        batch=batch,
-    )
-
-
-# Written outside events (see the module's docstring); none is in Memory.snapshot().
-BOOKKEEPING_FIELDS = (
-    "access_count",
-    "last_accessed_at",
-    "embedding",
-    "embedding_model",
-    "search_document",
-    "search_vector",
-    "faded_at",
-    "confidence_lowered_at",
-)
-
-# Who a change made by no person is recorded as (MemoryEvent.actor_label).
-FORGETTING_ACTOR_LABEL = "forgetting"
-
-# A MemoryEvent row, in the order the set-based inserts give them.
-EVENT_COLUMNS = ("memory_id", "action", "actor_id", "actor_label", "before", "after", "batch")
-
-
-def insert_events_sql(rows: str) -> str:
-    """INSERT of the events ``rows`` (SQL giving EVENT_COLUMNS and created_at, in order) selects."""
-    columns = ", ".join((*EVENT_COLUMNS, "created_at"))
-    return f"INSERT INTO {MemoryEvent._meta.db_table} ({columns})\n{rows}"
-
-
-def _iso_sql(column: str) -> str:
-    """A timestamp column as ``datetime.isoformat()`` writes it in UTC (as snapshot() does)."""
-    return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
-
-
-def snapshot_sql(alias: str) -> str:
-    """``Memory.snapshot()`` in SQL, of the row ``alias``: an event's ``after``."""
-    return f"""jsonb_build_object(
-        'content', {alias}.content, 'kind', {alias}.kind, 'scope', {alias}.scope,
-        'project_id', {alias}.project_id, 'tags', to_jsonb({alias}.tags),
-        'importance', {alias}.importance, 'confidence', {alias}.confidence,
-        'pinned', {alias}.pinned, 'status', {alias}.status,
-        'deleted_at', {_iso_sql(f"{alias}.deleted_at")},
-        'forgotten_at', {_iso_sql(f"{alias}.forgotten_at")},
-        'valid_until', {_iso_sql(f"{alias}.valid_until")},
-        'superseded_by_id', {alias}.superseded_by_id, 'revision', {alias}.revision)"""
-
-
-def before_sql(after: str, revision: str, put_back: dict[str, str]) -> str:
-    """An event's ``before`` in SQL: the snapshot ``after`` with the changed fields put back
-    (field: SQL of its old value) and the revision one lower (every change raises it)."""
-    pairs = ", ".join(f"'{field}', {value}" for field, value in put_back.items())
-    return f"({after} || jsonb_build_object({pairs}, 'revision', {revision} - 1))"
-
-
-def _json_rows_sql(model: type[Model], names: Sequence[str], alias: str) -> str:
-    """The rows of a JSON array parameter of objects (``_json_rows``) as a record set
-    ``alias`` of ``model``'s fields ``names`` (attnames), typed as the fields: many rows in one
-    parameter. An array parameter per column costs more than the statement: psycopg escapes
-    the elements of an array of JSON texts one by one, in Python (0.4-0.6 ms of CPU for an
-    extraction run's four events and three changed rows, against 0.04 ms)."""
-    types = ", ".join(f"{n} {model._meta.get_field(n).db_type(connection)}" for n in names)
-    return f"jsonb_to_recordset(%s::jsonb) AS {alias}({types})"
-
-
-def _json_rows(rows: list[dict[str, Any]]) -> str:
-    """The parameter of ``_json_rows_sql``: times and uuids as their text, which the columns'
-    types read."""
-
-    def text(value: Any) -> str:
-        if isinstance(value, datetime):
-            return value.isoformat()
-        if isinstance(value, uuid.UUID):
-            return str(value)
-        raise TypeError(f"{type(value).__name__} is not JSON")
-
-    return json.dumps(rows, default=text)
-
-
-_EVENT_ROW_COLUMNS = (*EVENT_COLUMNS, "created_at")
-_INSERT_EVENTS_SQL = insert_events_sql(
-    f"SELECT * FROM {_json_rows_sql(MemoryEvent, _EVENT_ROW_COLUMNS, 'e')}"
-)
-
-
-def _save_events(events: list[MemoryEvent]) -> None:
-    """Save many events (from ``_event``) in one statement, whatever their number: bulk_create's
-    SQL costs more to build than to run. The events get no ids."""
-    if not events:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(_INSERT_EVENTS_SQL, [_events_rows(events)])
-
-
-def _events_rows(events: list[MemoryEvent]) -> str:
-    """The parameter of _INSERT_EVENTS_SQL."""
-    return _json_rows(
-        [{column: getattr(event, column) for column in _EVENT_ROW_COLUMNS} for event in events]
-    )
-
-
-def _record(memory: Memory, action: str, **details: Any) -> MemoryEvent:
-    """Save the event of a change just made (``details`` as for ``_event``)."""
-    event = _event(memory, action, **details)
-    event.save()
-    return event
 
 
 def clean_tags(tags: Iterable[str]) -> list[str]:
@@ -283,7 +147,7 @@ def memory_create(
         if subject:
             memory.metadata = {**memory.metadata, "subject": subject, "value": value}
     memory.save()
-    _record(
+    record_event(
         memory, EventAction.CREATED, actor=actor, actor_label=actor_label, before=None, batch=batch
     )
     if memory.origin != Origin.EXTRACTED and memory.status == Status.ACTIVE:
@@ -361,7 +225,7 @@ def memories_create(
     Importing thousands of memories must not cost thousands of round trips.
     """
     Memory.objects.bulk_create(memories, batch_size=1000)
-    _save_events(_creation_events(memories, actor=actor, actor_label=actor_label, batch=batch))
+    save_events(_creation_events(memories, actor=actor, actor_label=actor_label, batch=batch))
     _after_creation(memories)
     return memories
 
@@ -370,7 +234,7 @@ def _creation_events(
     memories: Iterable[Memory], *, actor: User | None, actor_label: str, batch: uuid.UUID | None
 ) -> list[MemoryEvent]:
     return [
-        _event(
+        build_event(
             memory,
             EventAction.CREATED,
             actor=actor,
@@ -437,7 +301,7 @@ def memory_update(
     action = EventAction.EDITED
     if set(changed) == {"pinned"}:
         action = EventAction.PINNED if current.pinned else EventAction.UNPINNED
-    _record(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
+    record_event(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
     if "content" in changed:
         _enqueue_embedding([current.pk])
     return current
@@ -473,7 +337,7 @@ def _set_state(
         setattr(current, field, value)
     current.revision += 1
     current.save(update_fields=[*fields, "revision", "updated_at"])
-    _record(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
+    record_event(current, action, actor=actor, actor_label=actor_label, before=before, batch=batch)
     return current
 
 
@@ -624,14 +488,14 @@ def _set_state_of_many(
                 setattr(memory, field, value)
             memory.revision += 1
             events.append(
-                _event(
+                build_event(
                     memory, action, actor=actor, actor_label=actor_label, before=before, batch=batch
                 )
             )
         Memory.objects.filter(pk__in=[memory.pk for memory in locked]).update(
             **fields, revision=F("revision") + 1, updated_at=now
         )
-        _save_events(events)
+        save_events(events)
     return batch
 
 
@@ -724,7 +588,7 @@ def memory_undo_batches(
         memory.updated_at = now
         groups.setdefault(repr(sorted(changes.items())), (changes, []))[1].append(memory_id)
         events.append(
-            _event(
+            build_event(
                 memory,
                 action,
                 actor=actor,
@@ -739,7 +603,7 @@ def memory_undo_batches(
         )
         if "content" in changes:
             _enqueue_embedding(ids)
-    _save_events(events)
+    save_events(events)
     return restored
 
 
@@ -855,16 +719,16 @@ class MemoryWrites:
         WITH created AS (
             INSERT INTO {Memory._meta.db_table}
                 ({", ".join(connection.ops.quote_name(f.column or "") for f in _NEW_FIELDS)})
-            SELECT * FROM {_json_rows_sql(Memory, [f.attname for f in _NEW_FIELDS], "n")}
+            SELECT * FROM {json_rows_sql(Memory, [f.attname for f in _NEW_FIELDS], "n")}
         ), changed AS (
             UPDATE {Memory._meta.db_table} m
             SET confidence = v.confidence, evidence = m.evidence || v.evidence,
                 revision = v.revision, updated_at = v.updated_at, valid_until = v.valid_until,
                 superseded_by_id = v.superseded_by_id
-            FROM {_json_rows_sql(Memory, (*_CHANGED_FIELDS, "evidence"), "v")}
+            FROM {json_rows_sql(Memory, (*_CHANGED_FIELDS, "evidence"), "v")}
             WHERE m.id = v.id
         )
-        {_INSERT_EVENTS_SQL}
+        {INSERT_EVENTS_SQL}
     """
     # What the changes read and the events' snapshots show (Memory.snapshot()), in the
     # model's field order (Memory.from_db), locked in id order.
@@ -972,7 +836,7 @@ class MemoryWrites:
                 memory.updated_at = now
                 changed[memory.pk] = memory
             events.append(
-                _event(
+                build_event(
                     memory,
                     action,
                     actor=None,
@@ -1008,7 +872,7 @@ class MemoryWrites:
         ]
         with connection.cursor() as cursor:
             cursor.execute(
-                self._WRITE_SQL, [_json_rows(new), _json_rows(changed), _events_rows(events)]
+                self._WRITE_SQL, [json_rows(new), json_rows(changed), events_rows(events)]
             )
         for memory in self._new:
             memory._state.adding, memory._state.db = False, connection.alias
@@ -1028,101 +892,6 @@ class MemoryWrites:
             cursor.execute(self._LOCK_SQL, [existing])
             locked = [Memory.from_db(connection.alias, self._LOCKED_FIELDS, row) for row in cursor]
         return {memory.pk: memory for memory in locked}
-
-
-# Deleting for good -------------------------------------------------------------------
-
-# What a purged memory's text becomes where another memory's history quoted it.
-PURGED_TEXT = "[deleted]"
-
-
-@transaction.atomic
-def memories_purge(*, memories: Iterable[Memory]) -> int:
-    """Delete memories for good; the number deleted. Nothing of their content is left.
-
-    The rows go, and with them (by cascade) their history events, whose snapshots held
-    the content, their evidence quotes, search document and vector. Other memories that
-    named one as their successor lose the link (``superseded_by`` is SET NULL); any text of
-    it quoted in another memory's history is replaced by PURGED_TEXT; the admin's log of
-    changes to it goes; and apps that keep memory ids of their own are told
-    (``signals.memories_purged``: recall removes them from its access log). Not undoable.
-    """
-    from django.contrib.admin.models import LogEntry
-    from django.contrib.contenttypes.models import ContentType
-
-    from memories.signals import memories_purged
-
-    ids = [memory.pk for memory in memories]
-    if not ids:
-        return 0
-    locked = list(
-        Memory.objects.select_for_update()
-        .filter(pk__in=ids)
-        .order_by("pk")
-        .values_list("pk", "content")
-    )
-    ids = [pk for pk, _content in locked]
-    if not ids:
-        return 0
-    _scrub_quotes(ids, [content for _pk, content in locked])
-    LogEntry.objects.filter(
-        content_type=ContentType.objects.get_for_model(Memory), object_id__in=[str(i) for i in ids]
-    ).delete()
-    Memory.objects.filter(pk__in=ids).delete()
-    memories_purged.send(sender=Memory, memory_ids=ids)
-    return len(ids)
-
-
-def _scrub_quotes(ids: list[int], contents: list[str]) -> None:
-    """Replace the purged ``contents`` in the events (before and after) of the other memories
-    of the same owners and projects, the only ones that can have quoted them (a merge, a
-    supersede); not in those of a memory that says the same itself (its own history)."""
-    texts = sorted({text for text in contents if text})
-    if not texts:
-        return
-    # Each text as it appears inside a JSON string, as jsonb prints it.
-    quoted = [json.dumps(text, ensure_ascii=False)[1:-1] for text in texts]
-    patterns = [
-        "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        for text in quoted
-    ]
-    table, events = Memory._meta.db_table, MemoryEvent._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT e.id, e.before::text, e.after::text FROM {events} e
-                JOIN {table} m ON m.id = e.memory_id
-                WHERE NOT (m.id = ANY(%s)) AND NOT (m.content = ANY(%s))
-                AND (m.owner_id IN (SELECT owner_id FROM {table} WHERE id = ANY(%s))
-                     OR m.project_id IN (SELECT project_id FROM {table} WHERE id = ANY(%s)))
-                AND (e.before::text LIKE ANY(%s) OR e.after::text LIKE ANY(%s))""",
-            [ids, texts, ids, ids, patterns, patterns],
-        )
-        found = cursor.fetchall()
-        replacement = json.dumps(PURGED_TEXT)[1:-1]
-        for event_id, before, after in found:
-            for text in quoted:
-                before = before and before.replace(text, replacement)
-                after = after and after.replace(text, replacement)
-            cursor.execute(
-                f"UPDATE {events} SET before = %s::jsonb, after = %s::jsonb WHERE id = %s",
-                [before, after, event_id],
-            )
-
-
-def purge_old_trash(days: int, *, now: datetime | None = None, chunk: int = 1000) -> int:
-    """Purge what has been in the trash more than ``days`` days; the number purged."""
-    cutoff = (now or timezone.now()) - timedelta(days=days)
-    purged = 0
-    while True:
-        ids = list(
-            Memory.objects.in_trash()
-            .filter(deleted_at__lt=cutoff)
-            .order_by("pk")
-            .values_list("pk", flat=True)[:chunk]
-        )
-        if not ids:
-            return purged
-        purged += memories_purge(memories=Memory.objects.filter(pk__in=ids).only("pk"))
 
 
 @transaction.atomic

@@ -47,6 +47,7 @@ from memories.permissions import (
     can_review_memory,
     memories_visible_to,
 )
+from memories.purge import memories_purge
 from search.embeddings import fallback_reason
 from teams.access import get_project_for_member
 from teams.permissions import projects_readable_with_role, role_may_review, role_may_write
@@ -461,7 +462,7 @@ def memory_purge(request: AuthenticatedHttpRequest, memory_id: int) -> HttpRespo
     """Delete forever a memory in the trash, after a confirmation (its own panel or page)."""
     memory = _trashed_memory(request, memory_id)
     if request.method == "POST" and request.POST.get("confirm") == "forever":
-        services.memories_purge(memories=[memory])
+        memories_purge(memories=[memory])
         return _done(request, _("Memory deleted forever."), gone=memory_id)
     return memory_panel(request, memory, "memories/partials/_memory_purge.html", {})
 
@@ -475,7 +476,7 @@ def memory_empty_trash(request: AuthenticatedHttpRequest) -> HttpResponse:
     trashed = source.clearable.in_trash().filter(pk__in=source.writable.values("pk"))
     count = trashed.count()
     if request.method == "POST" and request.POST.get("count") == str(count) and count:
-        services.memories_purge(memories=trashed.only("pk"))
+        memories_purge(memories=trashed.only("pk"))
         message = ngettext(
             "%(count)d memory deleted forever.", "%(count)d memories deleted forever.", count
         ) % {"count": count}

@@ -15,6 +15,7 @@ from django.utils import timezone
 from memories import services
 from memories.jobs import purge_trash
 from memories.models import Memory, MemoryEvent
+from memories.purge import memories_purge
 from recall.models import AccessLog
 from tests.conftest import client_for
 from tests.trust_helpers import columns_holding
@@ -82,7 +83,7 @@ def test_purging_leaves_no_trace_of_the_content_in_any_column(alice: Any) -> Non
 def test_a_memory_saying_the_same_keeps_its_own_history(alice: Any) -> None:
     twin = personal(alice, SECRET)
     memory = trashed(alice, SECRET)
-    services.memories_purge(memories=[memory])
+    memories_purge(memories=[memory])
     assert MemoryEvent.objects.get(memory=twin).after["content"] == SECRET
 
 

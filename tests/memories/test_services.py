@@ -233,7 +233,7 @@ def test_set_based_sql_builds_the_event_rows_services_build(alice: Any) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from memories import services
+    from memories import events, services
 
     memory = services.memory_create(owner=alice, content="Tea at ten", tags=["drinks"], actor=alice)
     other = services.memory_create(owner=alice, content="Coffee", actor=alice)
@@ -248,8 +248,8 @@ def test_set_based_sql_builds_the_event_rows_services_build(alice: Any) -> None:
     table = Memory._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {services.snapshot_sql('m')}, "
-            f"{services.before_sql(services.snapshot_sql('m'), 'm.revision', {'importance': '0.25'})} "
+            f"SELECT {events.snapshot_sql('m')}, "
+            f"{events.before_sql(events.snapshot_sql('m'), 'm.revision', {'importance': '0.25'})} "
             f"FROM {table} m WHERE m.id = %s",
             [memory.pk],
         )
@@ -258,15 +258,15 @@ def test_set_based_sql_builds_the_event_rows_services_build(alice: Any) -> None:
     before = json.loads(before) if isinstance(before, str) else before
     assert after == memory.snapshot()
     assert before == memory.snapshot() | {"importance": 0.25, "revision": memory.revision - 1}
-    assert services.insert_events_sql("SELECT 1").startswith(
+    assert events.insert_events_sql("SELECT 1").startswith(
         f"INSERT INTO {MemoryEvent._meta.db_table} (memory_id, action, actor_id, actor_label, "
         "before, after, batch, created_at)"
     )
 
 
 def test_bookkeeping_written_outside_events_is_no_part_of_a_snapshot() -> None:
-    from memories import services
+    from memories import events
 
     fields = {field.name for field in Memory._meta.concrete_fields}
-    assert set(services.BOOKKEEPING_FIELDS) <= fields
-    assert not set(services.BOOKKEEPING_FIELDS) & set(Memory(content="x").snapshot())
+    assert set(events.BOOKKEEPING_FIELDS) <= fields
+    assert not set(events.BOOKKEEPING_FIELDS) & set(Memory(content="x").snapshot())
