@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "ninja",
     "allauth",
     "allauth.account",
+    # The account page lists the signed-in sessions (and signs others out) with it.
+    "allauth.usersessions",
     "accounts",
     "teams",
     "memories",
@@ -67,6 +69,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "allauth.usersessions.middleware.UserSessionsMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
