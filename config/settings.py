@@ -119,6 +119,7 @@ ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_LOGOUT_ON_GET = False
 # Confirming an invited address leads back to the invitation (accepting one needs it).
 ACCOUNT_ADAPTER = "teams.adapter.AccountAdapter"
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[memoryapp] "
 LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/"

@@ -147,3 +147,12 @@ def test_the_account_page_gathers_email_password_sessions_language_theme_and_era
     assert sessions.status_code == 200
     zh = client.get("/settings/account", headers={"Accept-Language": "zh-hans"}).content.decode()
     assert "我的账户" in zh
+
+
+def test_account_emails_are_signed_with_the_product_name(alice: Any) -> None:
+    """Not "Thank you for using 127.0.0.1:8101!" (issue 44 item 18)."""
+    Client().post("/accounts/password/reset/", {"email": "alice@example.com"})
+    message = mail.outbox[-1]
+    assert message.subject.startswith("[memoryapp] ")
+    assert "Thank you for using memoryapp!" in str(message.body)
+    assert "testserver!" not in str(message.body)
