@@ -1,10 +1,10 @@
 """/settings/memories: see, search, filter, edit, delete, restore and undo memories.
 
 Every action is a plain form POST that redirects back with a message (and an
-undo offer) when JavaScript is off, and an HTMX swap of the row plus a toast
-when it is on. Single-row actions swap their row and fire ``memories-changed``
-(counts refresh); batch actions fire ``memories-reload`` (the list refreshes
-with the pages already loaded, so undone memories come back in place).
+undo offer) when JavaScript is off, and with HTMX one answer carrying all it changed:
+single-row actions swap their row, the state tabs' counts and the summary; batch
+actions and undo the whole list (``_done``). ``memories-changed`` then refreshes the
+"Memory updated" notice only.
 """
 
 from __future__ import annotations
@@ -165,11 +165,17 @@ def _done(
     memory: Memory | None = None,
     batch: uuid.UUID | None = None,
     gone: int | None = None,
-    event: str = "memories-changed",
+    reload: bool = False,
+    notice: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    """Answer an action: the row (or its empty place, ``gone`` when deleted forever) and a
-    toast, or a redirect back."""
+    """Answer an action, or redirect back without htmx.
+
+    One response carries everything the action changed, swapped out of band: the row (or
+    its empty place, ``gone`` when deleted forever) with the state tabs' counts and the bulk
+    bar's, or the whole list (``reload``: batch actions, undo, the last row out of its tab);
+    the summary line; the toast. Only the "Memory updated" notice reloads itself, when an
+    action may change it (``notice``)."""
     if not request.htmx:
         if batch is not None:
             # The undo offer says it, with its Undo button: one message, not two.
@@ -177,22 +183,28 @@ def _done(
         else:
             messages.success(request, message)
         return redirect(_back_url(request))
-    context: dict[str, Any] = {"toast": message, "batch": batch, "gone": gone, **(extra or {})}
-    if memory is not None or gone is not None:
-        source, filters = _source_and_filters(request)
-        context["next"] = _back_url(request)
-        if memory is not None:
-            [row] = memory_rows([memory.pk], source, filters.q)
-            context |= {"row": row, "in_tab": row.state == filters.state}
-        if not context.get("in_tab"):
-            # The row left its tab: the bulk bar's "All N matching" follows, and the last
-            # one out reloads the list for its empty state ("The trash is empty.").
-            total = MemoryListPage(source=source, filters=filters).total
-            context["bulk_total"] = total
-            if not total:
-                event = "memories-reload"
+    source, filters = _source_and_filters(request)
+    listed = MemoryListPage(source=source, filters=filters)
+    context: dict[str, Any] = {
+        "toast": message,
+        "batch": batch,
+        "gone": gone,
+        "list": listed,
+        "next": _back_url(request),
+        "oob_summary": True,
+        **(extra or {}),
+    }
+    if memory is not None:
+        [row] = memory_rows([memory.pk], source, filters.q)
+        context |= {"row": row, "in_tab": row.state == filters.state}
+    # The last one out of its tab shows the list's empty state ("The trash is empty.").
+    reload = reload or not listed.total
+    if reload:
+        context |= {"oob_results": True, "row": None, "gone": None}
+    else:
+        context |= {"oob_tabs": True, "bulk_total": listed.total}
     response = render(request, "memories/partials/_action_response.html", context)
-    return trigger_client_event(response, event)
+    return trigger_client_event(response, "memories-changed") if notice else response
 
 
 def _undo_offer(request: AuthenticatedHttpRequest) -> dict[str, str] | None:
@@ -340,8 +352,9 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _done(
         request,
         _("Memory added."),
-        event="memories-reload",
-        extra={"add_form": _add_form(source), "next": _back_url(request)},
+        reload=True,
+        notice=False,
+        extra={"add_form": _add_form(source)},
     )
 
 
@@ -463,7 +476,7 @@ def memory_empty_trash(request: AuthenticatedHttpRequest) -> HttpResponse:
         message = ngettext(
             "%(count)d memory deleted forever.", "%(count)d memories deleted forever.", count
         ) % {"count": count}
-        return _done(request, message, event="memories-reload")
+        return _done(request, message, reload=True)
     return memory_panel(
         request,
         None,
@@ -513,7 +526,7 @@ def memory_undo(request: AuthenticatedHttpRequest) -> HttpResponse:
         "Undone: %(count)d memories are back as they were.",
         count,
     ) % {"count": count}
-    return _done(request, message, event="memories-reload")
+    return _done(request, message, reload=True)
 
 
 def memory_panel(
@@ -578,7 +591,7 @@ def memory_bulk(request: AuthenticatedHttpRequest) -> HttpResponse:
         message = ngettext(
             "%(count)d memory changed kind.", "%(count)d memories changed kind.", count
         ) % {"count": count}
-    return _done(request, message, batch=batch, event="memories-reload")
+    return _done(request, message, batch=batch, reload=True)
 
 
 def _trashed_message(count: int) -> str:
@@ -612,7 +625,7 @@ def memory_clear(request: AuthenticatedHttpRequest) -> HttpResponse:
     count = clearable.count()
     if request.method == "POST" and request.POST.get("count") == str(count) and count:
         batch = services.memories_delete(memories=clearable, actor=request.user)
-        return _done(request, _trashed_message(count), batch=batch, event="memories-reload")
+        return _done(request, _trashed_message(count), batch=batch, reload=True)
     return memory_panel(
         request,
         None,
