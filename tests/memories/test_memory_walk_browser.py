@@ -169,3 +169,26 @@ def test_add_edit_and_delete_are_done_by_their_own_answer(
     # Only the "Memory updated" notice refreshes itself after an edit or a delete.
     assert edit_requests[1:] in ([], [LIST]) and delete_requests[1:] in ([], [LIST])
     assert max(add_ms, edit_ms, delete_ms) < 300
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_every_kind_chip_and_state_tab_is_in_view(
+    page: Any, live_server: Any, alice: Any, language: str
+) -> None:
+    """No sideways strip cutting them off (issue 44 item 23)."""
+    for kind in ("preference", "fact", "lesson", "decision", "pattern", "goal", "context"):
+        remember(alice, f"A {kind}", kind=kind)
+    browser_login(page, live_server, alice)
+    page.context.add_cookies(
+        [{"name": "django_language", "value": language, "url": live_server.url}]
+    )
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(LIST)
+    outside = page.evaluate(
+        """[...document.querySelectorAll('.chips .chip, .tabs .tab')].filter(e => {
+             const box = e.getBoundingClientRect();
+             return box.left < 0 || box.right > window.innerWidth; }).map(e => e.textContent.trim())"""
+    )
+    assert outside == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    save_screenshot(page, f"chips-390-{language}")
