@@ -1,10 +1,11 @@
 """/settings/memories: see, search, filter, edit, delete, restore and undo memories.
 
 Every action is a plain form POST that redirects back with a message (and an
-undo offer) when JavaScript is off, and with HTMX one answer carrying all it changed:
-single-row actions swap their row, the state tabs' counts and the summary; batch
-actions and undo the whole list (``_done``). ``memories-changed`` then refreshes the
-"Memory updated" notice only.
+undo offer) when JavaScript is off, and with HTMX one answer carrying all it changed
+(``_done``): single-row actions swap their row, the state tabs' counts and the summary,
+an add the list's first page; ``memories-changed`` then refreshes the "Memory updated"
+notice only. Batch actions and undo fire ``memories-reload`` (the list refreshes with the
+pages already loaded, so undone memories come back in place).
 """
 
 from __future__ import annotations
@@ -166,16 +167,18 @@ def _done(
     batch: uuid.UUID | None = None,
     gone: int | None = None,
     reload: bool = False,
+    first_page: bool = False,
     notice: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> HttpResponse:
     """Answer an action, or redirect back without htmx.
 
-    One response carries everything the action changed, swapped out of band: the row (or
-    its empty place, ``gone`` when deleted forever) with the state tabs' counts and the bulk
-    bar's, or the whole list (``reload``: batch actions, undo, the last row out of its tab);
-    the summary line; the toast. Only the "Memory updated" notice reloads itself, when an
-    action may change it (``notice``)."""
+    One response carries what the action changed, swapped out of band: the row (or its
+    empty place, ``gone`` when deleted forever) with the state tabs' counts, the bulk bar's
+    and the summary; or the list's first page (``first_page``: an add; or the last row out
+    of its tab). Only the "Memory updated" notice reloads itself, when an action may change
+    it (``notice``). Batch actions and undo (``reload``) change rows on every page loaded,
+    so the list's reloader asks for those pages again."""
     if not request.htmx:
         if batch is not None:
             # The undo offer says it, with its Undo button: one message, not two.
@@ -183,23 +186,24 @@ def _done(
         else:
             messages.success(request, message)
         return redirect(_back_url(request))
-    source, filters = _source_and_filters(request)
-    listed = MemoryListPage(source=source, filters=filters)
     context: dict[str, Any] = {
         "toast": message,
         "batch": batch,
         "gone": gone,
-        "list": listed,
         "next": _back_url(request),
-        "oob_summary": True,
         **(extra or {}),
     }
+    if reload:
+        response = render(request, "memories/partials/_action_response.html", context)
+        return trigger_client_event(response, "memories-reload")
+    source, filters = _source_and_filters(request)
+    listed = MemoryListPage(source=source, filters=filters)
+    context |= {"list": listed, "oob_summary": True}
     if memory is not None:
         [row] = memory_rows([memory.pk], source, filters.q)
         context |= {"row": row, "in_tab": row.state == filters.state}
     # The last one out of its tab shows the list's empty state ("The trash is empty.").
-    reload = reload or not listed.total
-    if reload:
+    if first_page or not listed.total:
         context |= {"oob_results": True, "row": None, "gone": None}
     else:
         context |= {"oob_tabs": True, "bulk_total": listed.total}
@@ -352,7 +356,7 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _done(
         request,
         _("Memory added."),
-        reload=True,
+        first_page=True,
         notice=False,
         extra={"add_form": _add_form(source)},
     )
