@@ -5,6 +5,8 @@ from django.urls import path
 from accounts import views
 
 urlpatterns = [
+    # My account: email, password, sessions, language, theme, erasure
+    path("settings/account", views.account, name="account"),
     # The header's colour theme switch
     path("settings/theme", views.theme_set, name="theme-set"),
     # API tokens

@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from allauth.usersessions.models import UserSession
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -152,3 +153,15 @@ def privacy_resume(request: AuthenticatedHttpRequest) -> HttpResponse:
     MemorySettings.for_user(request.user).resume()
     messages.success(request, _("Memory resumed."))
     return _back(request)
+
+
+@login_required
+@require_GET
+def account(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """My account: email, password and sign-in sessions (allauth's pages), language, theme,
+    and the way to erase it all (the My data page)."""
+    return render(
+        request,
+        "accounts/account.html",
+        {"session_count": UserSession.objects.filter(user=request.user).count()},
+    )

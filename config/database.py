@@ -168,6 +168,16 @@ def start_embedded_servers() -> None:
             ensure_embedded(settings_dict)
 
 
+def forget_dead_users_of_embedded_servers() -> None:
+    """Drop the processes that died without detaching (a reloaded child killed on Ctrl-C)
+    from the embedded servers' lists of users, so this process's exit stops them."""
+    from django.conf import settings
+
+    for settings_dict in settings.DATABASES.values():
+        if settings_dict.get("EMBEDDED"):
+            embedded_postgres.forget_dead_processes(Path(settings_dict["EMBEDDED"]["PGDATA"]))
+
+
 def embedded_server(pgdata: Path, shared_buffers: int) -> Running:
     """Start (or attach to) the embedded server, with ``shared_buffers`` MB of cache, and
     create the app's database in it."""

@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "ninja",
     "allauth",
     "allauth.account",
+    # The account page lists the signed-in sessions (and signs others out) with it.
+    "allauth.usersessions",
     "accounts",
     "teams",
     "memories",
@@ -67,6 +69,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "allauth.usersessions.middleware.UserSessionsMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -113,6 +116,7 @@ ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_LOGOUT_ON_GET = False
 # Confirming an invited address leads back to the invitation (accepting one needs it).
 ACCOUNT_ADAPTER = "teams.adapter.AccountAdapter"
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[memoryapp] "
 LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/"

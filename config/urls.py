@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.utils.translation import gettext_lazy as _
 
 from api import api
 from config import health
@@ -9,6 +10,11 @@ from config import views as pages
 from conversations.views import conversations, evidence, notices, review
 from imports import views as imports
 from memories.views import activity, memories, memory_files
+
+# The admin's titles name the product, not Django ("Django 管理").
+admin.site.site_header = _("memoryapp administration")
+admin.site.site_title = _("memoryapp administration")
+admin.site.index_title = _("Everything stored")
 
 urlpatterns = [
     path("", pages.home, name="home"),

@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ConversationsConfig(AppConfig):
     name = "conversations"
-    verbose_name = "Conversations"
+    verbose_name = _("Conversations")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

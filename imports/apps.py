@@ -4,11 +4,12 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.db.models.signals import post_delete
+from django.utils.translation import gettext_lazy as _
 
 
 class ImportsConfig(AppConfig):
     name = "imports"
-    verbose_name = "Imports"
+    verbose_name = _("Imports")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
+from django.utils.translation import gettext_lazy as _
 
 
 class MemoriesConfig(AppConfig):
@@ -11,7 +12,7 @@ class MemoriesConfig(AppConfig):
     # The label of the days when one app held everything: the memory tables, their
     # migration history and content types are recorded under it, so it stays.
     label = "memoryapp"
-    verbose_name = "Memories"
+    verbose_name = _("Memories")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import ApiToken
+from conversations.models import Message
 from memories.models import Memory
 from memories.permissions import memories_visible_to
 from recall.models import AccessLog
@@ -62,21 +63,34 @@ class AccessEntry:
     # Memories given then that the user can no longer see (deleted for good, or a project
     # they left).
     gone: int
+    # The past turns given (of the user's own conversations), and how many were deleted since.
+    turns: list[Message]
+    turns_gone: int
 
 
 def entries(user: User, logs: list[AccessLog]) -> list[AccessEntry]:
     """A page of rows with their memories, read in one query."""
     wanted = {memory_id for log in logs for memory_id in log.memory_ids}
     found = {m.pk: m for m in memories_visible_to(user).filter(pk__in=wanted)}
+    turn_ids = {message_id for log in logs for message_id in log.message_ids}
+    messages = {
+        message.pk: message
+        for message in Message.objects.filter(
+            pk__in=turn_ids, conversation__owner=user
+        ).select_related("conversation")
+    }
     result = []
     for log in logs:
         memories = [found[pk] for pk in log.memory_ids if pk in found]
+        turns = [messages[pk] for pk in log.message_ids if pk in messages]
         result.append(
             AccessEntry(
                 log=log,
                 app=app_label(log.api_token.name if log.api_token else None),
                 memories=memories,
                 gone=len(log.memory_ids) - len(memories),
+                turns=turns,
+                turns_gone=len(log.message_ids) - len(turns),
             )
         )
     return result

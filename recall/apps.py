@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class RecallConfig(AppConfig):
     name = "recall"
-    verbose_name = "Recall"
+    verbose_name = _("Recall")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

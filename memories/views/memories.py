@@ -1,10 +1,11 @@
 """/settings/memories: see, search, filter, edit, delete, restore and undo memories.
 
 Every action is a plain form POST that redirects back with a message (and an
-undo offer) when JavaScript is off, and an HTMX swap of the row plus a toast
-when it is on. Single-row actions swap their row and fire ``memories-changed``
-(counts refresh); batch actions fire ``memories-reload`` (the list refreshes
-with the pages already loaded, so undone memories come back in place).
+undo offer) when JavaScript is off, and with HTMX one answer carrying all it changed
+(``_done``): single-row actions swap their row, the state tabs' counts and the summary,
+an add the list's first page; ``memories-changed`` then refreshes the "Memory updated"
+notice only. Batch actions and undo fire ``memories-reload`` (the list refreshes with the
+pages already loaded, so undone memories come back in place).
 """
 
 from __future__ import annotations
@@ -167,11 +168,19 @@ def _done(
     memory: Memory | None = None,
     batch: uuid.UUID | None = None,
     gone: int | None = None,
-    event: str = "memories-changed",
+    reload: bool = False,
+    first_page: bool = False,
+    notice: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    """Answer an action: the row (or its empty place, ``gone`` when deleted forever) and a
-    toast, or a redirect back."""
+    """Answer an action, or redirect back without htmx.
+
+    One response carries what the action changed, swapped out of band: the row (or its
+    empty place, ``gone`` when deleted forever) with the state tabs' counts, the bulk bar's
+    and the summary; or the list's first page (``first_page``: an add; or the last row out
+    of its tab). Only the "Memory updated" notice reloads itself, when an action may change
+    it (``notice``). Batch actions and undo (``reload``) change rows on every page loaded,
+    so the list's reloader asks for those pages again."""
     if not request.htmx:
         if batch is not None:
             # The undo offer says it, with its Undo button: one message, not two.
@@ -179,22 +188,29 @@ def _done(
         else:
             messages.success(request, message)
         return redirect(_back_url(request))
-    context: dict[str, Any] = {"toast": message, "batch": batch, "gone": gone, **(extra or {})}
-    if memory is not None or gone is not None:
-        source, filters = _source_and_filters(request)
-        context["next"] = _back_url(request)
-        if memory is not None:
-            [row] = memory_rows([memory.pk], source, filters.q)
-            context |= {"row": row, "in_tab": row.state == filters.state}
-        if not context.get("in_tab"):
-            # The row left its tab: the bulk bar's "All N matching" follows, and the last
-            # one out reloads the list for its empty state ("The trash is empty.").
-            total = MemoryListPage(source=source, filters=filters).total
-            context["bulk_total"] = total
-            if not total:
-                event = "memories-reload"
+    context: dict[str, Any] = {
+        "toast": message,
+        "batch": batch,
+        "gone": gone,
+        "next": _back_url(request),
+        **(extra or {}),
+    }
+    if reload:
+        response = render(request, "memories/partials/_action_response.html", context)
+        return trigger_client_event(response, "memories-reload")
+    source, filters = _source_and_filters(request)
+    listed = MemoryListPage(source=source, filters=filters)
+    context |= {"list": listed, "oob_summary": True}
+    if memory is not None:
+        [row] = memory_rows([memory.pk], source, filters.q)
+        context |= {"row": row, "in_tab": row.state == filters.state}
+    # The last one out of its tab shows the list's empty state ("The trash is empty.").
+    if first_page or not listed.total:
+        context |= {"oob_results": True, "row": None, "gone": None}
+    else:
+        context |= {"oob_tabs": True, "bulk_total": listed.total}
     response = render(request, "memories/partials/_action_response.html", context)
-    return trigger_client_event(response, event)
+    return trigger_client_event(response, "memories-changed") if notice else response
 
 
 def _undo_offer(request: AuthenticatedHttpRequest) -> dict[str, str] | None:
@@ -357,8 +373,9 @@ def memory_add(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _done(
         request,
         _("Memory added."),
-        event="memories-reload",
-        extra={"add_form": _add_form(source), "next": _back_url(request)},
+        first_page=True,
+        notice=False,
+        extra={"add_form": _add_form(source)},
     )
 
 
@@ -480,7 +497,7 @@ def memory_empty_trash(request: AuthenticatedHttpRequest) -> HttpResponse:
         message = ngettext(
             "%(count)d memory deleted forever.", "%(count)d memories deleted forever.", count
         ) % {"count": count}
-        return _done(request, message, event="memories-reload")
+        return _done(request, message, reload=True)
     return memory_panel(
         request,
         None,
@@ -530,7 +547,7 @@ def memory_undo(request: AuthenticatedHttpRequest) -> HttpResponse:
         "Undone: %(count)d memories are back as they were.",
         count,
     ) % {"count": count}
-    return _done(request, message, event="memories-reload")
+    return _done(request, message, reload=True)
 
 
 def memory_panel(
@@ -595,7 +612,7 @@ def memory_bulk(request: AuthenticatedHttpRequest) -> HttpResponse:
         message = ngettext(
             "%(count)d memory changed kind.", "%(count)d memories changed kind.", count
         ) % {"count": count}
-    return _done(request, message, batch=batch, event="memories-reload")
+    return _done(request, message, batch=batch, reload=True)
 
 
 def _trashed_message(count: int) -> str:
@@ -629,7 +646,7 @@ def memory_clear(request: AuthenticatedHttpRequest) -> HttpResponse:
     count = clearable.count()
     if request.method == "POST" and request.POST.get("count") == str(count) and count:
         batch = services.memories_delete(memories=clearable, actor=request.user)
-        return _done(request, _trashed_message(count), batch=batch, event="memories-reload")
+        return _done(request, _trashed_message(count), batch=batch, reload=True)
     return memory_panel(
         request,
         None,

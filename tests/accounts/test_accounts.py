@@ -120,3 +120,39 @@ def test_revoking_asks_for_confirmation_first(alice: Any) -> None:
     assert client.post(f"/settings/tokens/{token.pk}/revoke").status_code == 302
     token.refresh_from_db()
     assert not token.is_active
+
+
+def test_the_account_page_gathers_email_password_sessions_language_theme_and_erasure(
+    alice: Any,
+) -> None:
+    """Issue 44 items 26 and 18: reachable from the menu on every page."""
+    client = Client()
+    client.post(
+        "/accounts/login/", {"login": "alice@example.com", "password": "correct-horse-battery"}
+    )
+    assert 'href="/settings/account"' in client.get("/settings/tokens/").content.decode()
+    page = client.get("/settings/account").content.decode()
+    for link in (
+        "/accounts/email/",
+        "/accounts/password/change/",
+        "/accounts/sessions/",
+        "/settings/data#erase-title",
+        'id="account-language"',
+        "data-theme-choice",
+    ):
+        assert link in page, link
+    assert "alice@example.com" in page
+    assert "Signed in on 1 browser or device." in page
+    sessions = client.get("/accounts/sessions/")
+    assert sessions.status_code == 200
+    zh = client.get("/settings/account", headers={"Accept-Language": "zh-hans"}).content.decode()
+    assert "我的账户" in zh
+
+
+def test_account_emails_are_signed_with_the_product_name(alice: Any) -> None:
+    """Not "Thank you for using 127.0.0.1:8101!" (issue 44 item 18)."""
+    Client().post("/accounts/password/reset/", {"email": "alice@example.com"})
+    message = mail.outbox[-1]
+    assert message.subject.startswith("[memoryapp] ")
+    assert "Thank you for using memoryapp!" in str(message.body)
+    assert "testserver!" not in str(message.body)

@@ -54,3 +54,16 @@ def test_the_memory_list_shows_few_columns_and_short_content() -> None:
     page = client_for(superuser).get("/admin/memoryapp/memory/").content.decode()
     head = page.split('id="result_list"')[1].split("</thead>")[0]
     assert head.count('<th scope="col"') <= 9  # the columns and the select box
+
+
+@pytest.mark.django_db
+def test_the_admin_speaks_chinese_and_names_the_product() -> None:
+    """Not "Django 管理", nor app names left in English (issue 44 item 15; model names not yet)."""
+    superuser, _created = create_demo_user()
+    html = client_for(superuser).get("/admin/", headers={"Accept-Language": "zh-hans"})
+    page = html.content.decode()
+    assert "memoryapp 管理" in page and "Django 管理" not in page
+    import re
+
+    captions = re.findall(r'<caption>\s*<a [^>]*class="section"[^>]*>([^<]+)</a>', page)
+    assert not {"Memories", "Conversations", "Recall", "Imports"} & set(captions), captions

@@ -265,5 +265,6 @@ def test_a_row_leaving_its_tab_updates_the_bulk_count_and_the_last_reloads(alice
     html = response.content.decode()
     assert '<span id="bulk-matching" hx-swap-oob="true">All 1 matching</span>' in html
     assert response["HX-Trigger"] == '{"memories-changed": {}}'
+    assert 'id="memory-tabs" class="tabs-bar" hx-swap-oob="true"' in html
     last = client.post(reverse("memory-delete", args=[second.pk]), headers=htmx())
-    assert last["HX-Trigger"] == '{"memories-reload": {}}'
+    assert 'id="memory-results" class="results" hx-swap-oob="true"' in last.content.decode()

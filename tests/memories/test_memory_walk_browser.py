@@ -106,3 +106,89 @@ def test_deleting_the_last_trashed_memory_forever_empties_the_trash(
     expect(page.locator("#memory-results .empty")).to_contain_text("The trash is empty.")
     expect(page.locator("#memory-bulk")).to_have_count(0)
     assert not Memory.objects.filter(pk=memory.pk).exists()
+
+
+RECORD = """() => { window.__htmx = [];
+  for (const type of ["htmx:beforeRequest", "htmx:beforeSwap", "htmx:afterSettle"]) {
+    document.body.addEventListener(type, event => window.__htmx.push({
+      type, path: event.detail.pathInfo ? event.detail.pathInfo.requestPath : "",
+      t: performance.now() }));
+  } }"""
+
+
+def _timed(page: Any, action: Any, done: Any) -> tuple[float, list[str]]:
+    """Milliseconds from the action's answer to its last swap settled, and the requests made."""
+    page.evaluate("window.__htmx = []")
+    action()
+    done()
+    page.wait_for_timeout(400)  # any follow-up request would start meanwhile
+    events = page.evaluate("window.__htmx")
+    requests = [e["path"] for e in events if e["type"] == "htmx:beforeRequest"]
+    answered = next(e["t"] for e in events if e["type"] == "htmx:beforeSwap")
+    settled = max(e["t"] for e in events if e["type"] == "htmx:afterSettle")
+    return settled - answered, requests
+
+
+def test_add_edit_and_delete_are_done_by_their_own_answer(
+    page: Any, live_server: Any, alice: Any
+) -> None:
+    """One answer carries what changed, out of band: no follow-up reloads (issue 44 item 22)."""
+    remember(alice, "Kept")
+    browser_login(page, live_server, alice)
+    page.goto(LIST)
+    page.evaluate(RECORD)
+    page.click("text=Add a memory")
+    page.fill("#add-content", "Drinks oolong tea")
+    add_ms, add_requests = _timed(
+        page,
+        lambda: page.get_by_role("button", name="Remember this").click(),
+        lambda: expect(page.locator("#memory-tabs .tab.selected .count")).to_have_text("2"),
+    )
+    expect(rows(page).first).to_contain_text("Drinks oolong tea")
+    expect(page.locator("#memory-summary")).to_contain_text("2 active memories")
+
+    row = rows(page).first
+    row.locator(".memory-actions-menu > summary").click()
+    row.get_by_role("link", name="Edit").click()
+    page.fill(".memory-row textarea[name=content]", "Drinks green tea")
+    edit_ms, edit_requests = _timed(
+        page,
+        lambda: rows(page).first.get_by_role("button", name="Save").click(),
+        lambda: expect(rows(page).first).to_contain_text("Drinks green tea"),
+    )
+
+    rows(page).first.locator(".memory-actions-menu > summary").click()
+    delete_ms, delete_requests = _timed(
+        page,
+        lambda: rows(page).first.get_by_role("button", name="Delete").click(),
+        lambda: expect(page.locator("#memory-tabs .tab.selected .count")).to_have_text("1"),
+    )
+    expect(page.locator("#memory-summary")).to_contain_text("1 active memory")
+    print(f"answer to settled: add {add_ms:.0f}, edit {edit_ms:.0f}, delete {delete_ms:.0f} ms")
+    assert add_requests == ["/settings/memories/add"]
+    # Only the "Memory updated" notice refreshes itself after an edit or a delete.
+    assert edit_requests[1:] in ([], [LIST]) and delete_requests[1:] in ([], [LIST])
+    assert max(add_ms, edit_ms, delete_ms) < 300
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_every_kind_chip_and_state_tab_is_in_view(
+    page: Any, live_server: Any, alice: Any, language: str
+) -> None:
+    """No sideways strip cutting them off (issue 44 item 23)."""
+    for kind in ("preference", "fact", "lesson", "decision", "pattern", "goal", "context"):
+        remember(alice, f"A {kind}", kind=kind)
+    browser_login(page, live_server, alice)
+    page.context.add_cookies(
+        [{"name": "django_language", "value": language, "url": live_server.url}]
+    )
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(LIST)
+    outside = page.evaluate(
+        """[...document.querySelectorAll('.chips .chip, .tabs .tab')].filter(e => {
+             const box = e.getBoundingClientRect();
+             return box.left < 0 || box.right > window.innerWidth; }).map(e => e.textContent.trim())"""
+    )
+    assert outside == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    save_screenshot(page, f"chips-390-{language}")

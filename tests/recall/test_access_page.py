@@ -79,3 +79,17 @@ def test_memory_history_says_which_app_used_it(alice, charlie):
     history = client_for(alice).get(f"/settings/memories/{memory.pk}/history").content.decode()
     assert "Used by Laptop chat, 2 times" in history
     assert client_for(charlie).get(f"/settings/memories/{memory.pk}/history").status_code == 404
+
+
+def test_the_past_turns_given_are_shown_and_link_to_their_conversation(alice):
+    """Not only "and 2 turns of past conversations" (issue 44 item 21)."""
+    from tests.extraction_helpers import conversation_with
+
+    conversation = conversation_with(alice, ("user", "The bridge report is due on Friday"))
+    message = conversation.messages.get()
+    AccessLog.objects.create(user=alice, memory_ids=[], message_ids=[message.pk, 999_999])
+    page = client_for(alice).get("/settings/access").content.decode()
+    assert "and 2 turns of past conversations" in page
+    assert f'href="/settings/conversations/{conversation.pk}#message-{message.pk}"' in page
+    assert "The bridge report is due on Friday" in page
+    assert "1 turn no longer available" in page

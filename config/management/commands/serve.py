@@ -2,8 +2,8 @@
 
 The web server is uvicorn serving config.asgi (pages, /api/v1/, /mcp and the /v1/
 proxy: one process type), restarting on code changes unless --noreload. Ctrl-C stops
-both; the embedded PostgreSQL stops when the last process using it has exited (see
-config/database.py).
+both, then the embedded PostgreSQL, which stops when the last process using it exits
+(config/embedded_postgres.py): the dead ones are dropped from its list first.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
+
+from config.database import forget_dead_users_of_embedded_servers
 
 
 class Command(BaseCommand):
@@ -56,6 +58,9 @@ class Command(BaseCommand):
                     process.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     process.kill()
+            # uvicorn's reloaded child dies on Ctrl-C without detaching from the embedded
+            # PostgreSQL; still listed, it would keep the server running after this exit.
+            forget_dead_users_of_embedded_servers()
 
 
 def _interrupt(signum: int, frame: Any) -> None:
