@@ -124,6 +124,8 @@ ROUTES: dict[str, Route] = {
     "privacy-pause": Route(POST),
     "privacy-resume": Route(POST),
     "access-list": Route(GET),
+    "recall-preview": Route(GET),
+    "account": Route(GET),
     # Teams and projects
     "team-list": Route(GET),
     "team-create": Route(POST),
