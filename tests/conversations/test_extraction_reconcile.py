@@ -432,3 +432,23 @@ def test_a_secret_answering_the_turn_before_the_window_is_dropped(alice: Any) ->
     run = _extract(conversation)
     assert (run.candidates, run.dropped_sensitive) == (1, 1)
     assert not Memory.objects.filter(content__contains="Brisket4life").exists()
+
+
+def test_only_the_clause_giving_a_secret_is_dropped_the_facts_beside_it_are_kept(
+    alice: Any,
+) -> None:
+    conversation = conversation_with(
+        alice,
+        (
+            "user",
+            "I move 20% of my salary into savings every month, and my subscriptions go on my"
+            " Monzo card: 5355 2210 4471 9088, exp 11/27, CVC 412.",
+        ),
+        ("user", "我住在杭州，身份证号 330106199205183420，紧急联系人是我妹妹林夕。"),
+    )
+    run = _extract(conversation)
+    stored = " ".join(Memory.objects.values_list("content", flat=True))
+    assert "Monzo" in stored and "林夕" in stored and "杭州" in stored
+    assert run.dropped_sensitive == 2
+    for secret in ("5355", "11/27", "412", "330106"):
+        assert secret not in stored
