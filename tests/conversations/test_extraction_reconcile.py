@@ -452,3 +452,51 @@ def test_only_the_clause_giving_a_secret_is_dropped_the_facts_beside_it_are_kept
     assert run.dropped_sensitive == 2
     for secret in ("5355", "11/27", "412", "330106"):
         assert secret not in stored
+
+
+def _stored(conversation: Any) -> list[tuple[str, str]]:
+    _extract(conversation)
+    return sorted(Memory.objects.values_list("kind", "content"))
+
+
+def test_a_reply_that_says_what_was_decided_is_the_decision_in_the_users_words(
+    alice: Any,
+) -> None:
+    conversation = conversation_with(
+        alice,
+        ("assistant", "You could use Redis as the Celery broker too and retire RabbitMQ."),
+        ("user", "OK, let's do that. Redis as the broker, RabbitMQ goes."),
+        ("assistant", "可以在详情接口前加一层 Redis 缓存，过期时间设10分钟左右。"),
+        ("user", "行，就按你说的，上 Redis 缓存。"),
+    )
+    assert _stored(conversation) == [
+        ("decision", "Redis as the broker, RabbitMQ goes"),
+        ("decision", "上 Redis 缓存"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "reply", ["Yeah, yeah. What's band steering, by the way?", "ok", "嗯", "好的，那代理池贵吗？"]
+)
+def test_a_bare_acknowledgement_adopts_no_proposal(alice: Any, reply: str) -> None:
+    conversation = conversation_with(
+        alice,
+        ("assistant", "I'd keep that in a password manager. 可以买个代理池服务轮换 IP。"),
+        ("user", reply),
+    )
+    assert _stored(conversation) == []
+
+
+def test_a_counter_offer_is_kept_not_the_proposal_nor_the_plan_it_replaced(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        ("user", "We were going to stay in Lisbon the whole time. 我本来打算自己学。"),
+        ("assistant", "比如每天晚上两小时，三周过完。Two hours every evening?"),
+        ("user", "两小时太多了，每天一小时吧，周末休息。"),
+        ("assistant", "Two hours every evening, then?"),
+        ("user", "Two hours is too much, I study for one hour every weekday."),
+    )
+    contents = " ".join(content for _kind, content in _stored(conversation))
+    assert "一小时" in contents and "one hour" in contents
+    for dropped in ("两小时", "Two hours", "Lisbon", "本来"):
+        assert dropped not in contents
