@@ -1006,6 +1006,26 @@ def counter_offer(reply: str) -> str:
     return rest or reply
 
 
+# Taking back something said earlier ("Scratch the Kindle bit", "forget what I said about
+# Vim", 刚才说的地铁那条不算): what it names is no longer so.
+_RETRACTION = re.compile(
+    r"\b(?:scratch|forget|ignore|disregard) (?:what I said about )?(?:the |my )?"
+    r"(?P<what>[\w.+#-]+(?: [\w.+#-]+)??)(?: (?:bit|part|thing|one))?(?=[,.!;]|$| though)"
+    r"|(?:刚才|之前|前面)(?:说的|提到的)(?P<zh>[\w.+#-]{1,12}?)(?:那条|那句|那部分)?"
+    r"(?:不算|作废|删掉|忘掉|去掉)",
+    re.IGNORECASE,
+)
+
+
+def retracted(sentence: str) -> str:
+    """What ``sentence`` takes back of what was said before, or ""."""
+    match = _RETRACTION.search(sentence)
+    if match is None:
+        return ""
+    what = (match.group("what") or match.group("zh") or "").strip().rstrip(".")
+    return "" if what.lower() in _EMPTY_VALUES or what in ("那", "这") else what
+
+
 def _proposal_words(text: str) -> set[str]:
     return (
         {
@@ -1159,6 +1179,9 @@ class RulesExtractor:
             for sentence in sentences(message.content):
                 if adopted is not None and sentence.endswith(adopted.quote):
                     continue  # The decision the reply states, read already.
+                if taken_back := retracted(sentence).casefold():
+                    candidates = [c for c in candidates if taken_back not in c.content.casefold()]
+                    continue
                 sentence, named = _pronoun_named(sentence, named)
                 found = sentence_candidates(
                     sentence,

@@ -500,3 +500,17 @@ def test_a_counter_offer_is_kept_not_the_proposal_nor_the_plan_it_replaced(alice
     assert "一小时" in contents and "one hour" in contents
     for dropped in ("两小时", "Two hours", "Lisbon", "本来"):
         assert dropped not in contents
+
+
+def test_a_retraction_takes_back_what_the_conversation_said_before(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        ("user", "I read everything on my Kindle. I live in Leeds."),
+        ("assistant", "Noted."),
+        ("user", "Scratch the Kindle bit, though."),
+        ("user", "我平时坐地铁上班。我住在上海。"),
+        ("user", "刚才说的地铁那条不算。"),
+    )
+    contents = " ".join(content for _kind, content in _stored(conversation))
+    assert "Leeds" in contents and "上海" in contents
+    assert "Kindle" not in contents and "地铁" not in contents
