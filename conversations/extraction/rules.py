@@ -1017,6 +1017,15 @@ _RETRACTION = re.compile(
 )
 
 
+# A sentence that goes on with what the lesson before it requires ("It has to run
+# automatically.", 一定要自动跑): part of that lesson.
+_LESSON_GOES_ON = re.compile(
+    r"^(?:it|that|this|they)(?: really| always)? (?:has to|have to|must|needs? to|should)\b"
+    r"|^(?:它|这|那)?(?:必须|一定要|得|需要|应该)",
+    re.IGNORECASE,
+)
+
+
 def retracted(sentence: str) -> str:
     """What ``sentence`` takes back of what was said before, or ""."""
     match = _RETRACTION.search(sentence)
@@ -1175,12 +1184,21 @@ class RulesExtractor:
                     candidates.append(adopted)
             previous_assistant = None
             request: Candidate | None = None
+            lesson: Candidate | None = None
             named = ""
             for sentence in sentences(message.content):
                 if adopted is not None and sentence.endswith(adopted.quote):
                     continue  # The decision the reply states, read already.
                 if taken_back := retracted(sentence).casefold():
                     candidates = [c for c in candidates if taken_back not in c.content.casefold()]
+                    continue
+                if lesson is not None and _LESSON_GOES_ON.match(sentence):
+                    # "Lesson learned: a backup … isn't a backup. It has to run automatically."
+                    lesson.content = f"{lesson.content}. {clean_content(sentence)}"[
+                        :MAX_CONTENT_CHARS
+                    ]
+                    lesson.quote = f"{lesson.quote} {sentence}"
+                    lesson = None
                     continue
                 sentence, named = _pronoun_named(sentence, named)
                 found = sentence_candidates(
@@ -1196,6 +1214,7 @@ class RulesExtractor:
                     request.quote = f"{request.quote} {sentence}"
                     continue
                 request = found[0] if [c.tags for c in found] == [[ANSWERS]] else None
+                lesson = found[-1] if found and found[-1].kind == Kind.LESSON else None
                 candidates.extend(found)
         candidates.extend(summary_candidates(summary))
         return candidates

@@ -514,3 +514,18 @@ def test_a_retraction_takes_back_what_the_conversation_said_before(alice: Any) -
     contents = " ".join(content for _kind, content in _stored(conversation))
     assert "Leeds" in contents and "上海" in contents
     assert "Kindle" not in contents and "地铁" not in contents
+
+
+def test_a_lesson_that_goes_on_in_the_next_sentence_is_one_lesson(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        (
+            "user",
+            "Lesson learned: a backup that depends on plugging in a drive isn't a backup."
+            " It has to run automatically.",
+        ),
+        ("user", "教训：改字段名要分两步走。必须先加新字段并双写。"),
+    )
+    lessons = [content for kind, content in _stored(conversation) if kind == "lesson"]
+    assert any("backup" in lesson and "automatically" in lesson for lesson in lessons)
+    assert any("两步走" in lesson and "双写" in lesson for lesson in lessons)
