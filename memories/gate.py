@@ -6,7 +6,7 @@ word of their "Don't remember" list (``never_remember_rule``), whichever way it 
 A memory is something true and useful later: a fact, preference, decision, goal, lesson or
 pattern (docs/MEMORY_KINDS.md). Talk is not: a question, a hypothetical, a greeting or a
 reaction to what the other said, a fragment of a few words with nothing checkable in it, a
-shared picture, or a report of a one-off problem (the lesson learned from it is a memory; the
+shared picture, a plan as it stood before it changed, or a report of a one-off problem (the lesson learned from it is a memory; the
 failure itself is not). ``rejection`` says which of these a statement is, or "" when it may be
 kept; extraction asks it of every candidate, whichever extractor proposed it (the rules'
 own sentences and an LLM's answer alike).
@@ -25,6 +25,7 @@ REASON_FRAGMENT = "fragment"
 REASON_MEDIA = "shared media"
 REASON_ONE_OFF_PROBLEM = "one-off problem"
 REASON_TASK = "a task asked of the assistant"
+REASON_FORMER_PLAN = "a plan given up"
 REASON_NEVER_REMEMBER = "on the owner's don't-remember list"
 
 
@@ -91,8 +92,16 @@ _PROBLEM = re.compile(
     r"\b(?:failed|fails|failing|crashed|died|broke|broken|went down|took [\w -]{1,30} down|"
     r"outage|timed out|timeout|errored|went wrong|missed (?:our|my|the|a)|left late|"
     r"(?:was|were|is|got) (?:late|delayed|cancelled|canceled)|"
+    r"(?:keeps?|kept) (?:losing|dropping|crashing|breaking|freezing|timing out)|"
     r"lost (?:\w+ ){0,3}(?:work|data|files?|money|progress|connection|everything))\b"
-    r"|失败|报错|出错|出了事故|事故|崩溃|宕机|挂了|超时|坏了|丢了|亏了|晚了|迟到|没写完|没做完|错过",
+    r"|失败|报错|出错|丢失|出了事故|事故|崩溃|宕机|挂了|超时|坏了|丢了|亏了|晚了|迟到|没写完|没做完|错过",
+    re.IGNORECASE,
+)
+# A plan as it stood before it changed ("We were going to stay in Lisbon the whole time",
+# 本来打算自己做): what replaced it is the memory.
+_FORMER_PLAN = re.compile(
+    r"\b(?:was|were) (?:going to|gonna|planning to|planning on)\b|\b(?:had|originally) planned\b"
+    r"|(?:本来|原本|原来|之前)(?:是)?(?:打算|想|准备|计划)",
     re.IGNORECASE,
 )
 # A problem told with what to do about it is a lesson, not a report.
@@ -136,6 +145,8 @@ def rejection(kind: str, content: str) -> str:
         return REASON_FRAGMENT
     if kind != "lesson" and _PROBLEM.search(text) and not _LESSON_WORDS.search(text):
         return REASON_ONE_OFF_PROBLEM
+    if kind != "lesson" and _FORMER_PLAN.search(text):
+        return REASON_FORMER_PLAN
     return ""
 
 

@@ -282,3 +282,41 @@ def screen(text: str) -> str:
     if only_secret(text):
         raise SensitiveContent(sensitive_kinds(text))
     return redact(text)[0]
+
+
+# Where a clause ends: a sentence's end, a comma, colon or semicolon (English or Chinese).
+_CLAUSE_END = re.compile(r"(?<=[.!?。！？])\s*|[，,:：;；、]\s*|\n+")
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
+# What goes on giving the secret's details after it ("…: 5355 …, exp 11/27, CVC 412").
+_SECRET_DETAIL = re.compile(r"^\W*(?:[A-Za-z]+\W*){0,2}\d[\d/ -]*\W*$")
+
+
+def without_secrets(text: str, context: str = "") -> tuple[str, int]:
+    """``text`` without the clauses that give a secret (and the details right after one),
+    the other clauses kept as they were; and how many secrets were taken out (``context``:
+    see _spans). "I changed my wifi password. The new one is Brisket4life! I moved to
+    Denver." keeps "I changed my wifi password. I moved to Denver."."""
+    redacted, count = redact(text, context)
+    if not count:
+        return text, 0
+    kept: list[str] = []
+    dropping = False
+    start = 0
+    for end in [*(match.end() for match in _CLAUSE_END.finditer(redacted)), len(redacted)]:
+        clause = redacted[start:end]
+        start = end
+        if not clause:
+            continue
+        dropping = REDACTED in clause or (dropping and bool(_SECRET_DETAIL.match(clause)))
+        if not dropping:
+            kept.append(clause)
+        elif (
+            _SENTENCE_END.search(clause.rstrip(" "))
+            and kept
+            and not _SENTENCE_END.search(kept[-1].rstrip(" ")[-1:])
+        ):
+            # The sentence ended with the secret: the clause before it ends it now.
+            kept[-1] = kept[-1].rstrip(" ,，:：;；、") + (
+                "。" if re.search(r"[。！？]", clause) else ". "
+            )
+    return "".join(kept).strip(), count

@@ -12,7 +12,7 @@ the compaction summary (see summary.py), becomes memory.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 
 from django.conf import settings
@@ -925,9 +925,25 @@ _ACCEPTS = re.compile(
     r"(?:go|going) with (?:that|it|this|your|what you)|I'll (?:do|try|use|go with) (?:that|it|this|those)|"
     r"doing (?:exactly )?that|I'm using that|(?:the )?(?:first|second|third|fourth|fifth|last) one|"
     r"(?:that|this)(?: one)? it is|let's do (?:that|it))\b"
-    r"|^(?:好的?|行|可以|没问题|有道理|这个好|就这么办|听你的)|就按你说的|按你说的|你说的|你推荐的|那就(?:用|按|这么|放|做)|就用你|按这个",
+    r"|^(?:好的?|行|可以|没问题|有道理|这个好|就这么(?:办|定了?|改|做|来|弄)|听你的)|就按你说的|按你说的|你说的|你推荐的|那就(?:用|按|这么|放|做)|就用你|按这个",
     re.IGNORECASE,
 )
+# A word that only acknowledges a turn ("ok", "Yeah, yeah.", 嗯): alone, it adopts nothing.
+_ACKNOWLEDGES = re.compile(
+    r"(?:ok(?:ay)?|sure|yes|yeah|yep|yup|fine|alright|all right|right|great|perfect|nice|cool|"
+    r"hmm+|ooh+|oh|ah|嗯+|好的?|行|可以|哦|噢|好吧)",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[^,.!?;，。！？；]+[,.!?;，。！？；]*")
+# The words of a proposal a reply may take up: Latin words of four letters or more, CJK pairs.
+_PROPOSAL_WORD = re.compile(r"[A-Za-z][\w+#.-]{3,}|(?=([\u4e00-\u9fff]{2}))")
+# A reply that says what to do with "it" is about the task at hand ("Fine, leave it blank").
+_TASK_AT_HAND = re.compile(r"\b(?:it|that|this|them)\b|它|这个|那个", re.IGNORECASE)
+_NOT_PROPOSAL_WORDS = frozenset([
+    "that", "this", "then", "with", "from", "have", "will", "your", "what", "just", "also",
+    "more", "some", "them", "they", "there", "here", "into", "about", "been", "were", "would",
+    "could", "should", "their", "which", "when",
+])  # fmt: skip
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "第一": 1, "第二": 2,
              "第三": 3, "第四": 4, "第五": 5}  # fmt: skip
 _ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth)\b|(第一|第二|第三|第四|第五)", re.I)
@@ -971,9 +987,114 @@ def _recommendation(text: str, choice: str) -> str:
     return ""
 
 
+# A clause that turns down what was proposed by its measure ("two hours is too much",
+# 两小时太多了): the counter-offer after it is what the user wants.
+_TURNED_DOWN = re.compile(
+    r"^[^,.;]{0,40}\btoo (?:much|many|long|short|little|few|expensive|hard|early|late|often|"
+    r"slow|fast|big|small)\b[^,.;]{0,20}$|^[^，,。；]{0,20}太(?:多|长|少|短|贵|难|早|晚|久|频繁|快|慢|大|小)了?$",
+    re.IGNORECASE,
+)
+
+
+def counter_offer(reply: str) -> str:
+    """``reply`` to a proposal without the clauses at its start that turn it down."""
+    rest = reply.strip()
+    while (clause := _CLAUSE.match(rest)) is not None and _TURNED_DOWN.match(
+        clause.group(0).strip(" ,.!;，。！；")
+    ):
+        rest = rest[clause.end() :].lstrip()
+    return rest or reply
+
+
+# Taking back something said earlier ("Scratch the Kindle bit", "forget what I said about
+# Vim", 刚才说的地铁那条不算): what it names is no longer so.
+_RETRACTION = re.compile(
+    r"\b(?:scratch|forget|ignore|disregard) (?:what I said about )?(?:the |my )?"
+    r"(?P<what>[\w.+#-]+(?: [\w.+#-]+)??)(?: (?:bit|part|thing|one))?(?=[,.!;]|$| though)"
+    r"|(?:刚才|之前|前面)(?:说的|提到的)(?P<zh>[\w.+#-]{1,12}?)(?:那条|那句|那部分)?"
+    r"(?:不算|作废|删掉|忘掉|去掉)",
+    re.IGNORECASE,
+)
+
+
+# A sentence that goes on with what the lesson before it requires ("It has to run
+# automatically.", 一定要自动跑): part of that lesson.
+_LESSON_GOES_ON = re.compile(
+    r"^(?:it|that|this|they)(?: really| always)? (?:has to|have to|must|needs? to|should)\b"
+    r"|^(?:它|这|那)?(?:必须|一定要|得|需要|应该)",
+    re.IGNORECASE,
+)
+
+
+def retracted(sentence: str) -> str:
+    """What ``sentence`` takes back of what was said before, or ""."""
+    match = _RETRACTION.search(sentence)
+    if match is None:
+        return ""
+    what = (match.group("what") or match.group("zh") or "").strip().rstrip(".")
+    return "" if what.lower() in _EMPTY_VALUES or what in ("那", "这") else what
+
+
+def _proposal_words(text: str) -> set[str]:
+    return (
+        {
+            (match.group(1) or match.group(0)).lower().rstrip(".")
+            for match in _PROPOSAL_WORD.finditer(text)
+        }
+        - _NOT_PROPOSAL_WORDS
+        - {""}
+    )
+
+
+def _reply_after_acceptance(reply: str) -> tuple[bool, bool, str]:
+    """Whether ``reply`` opens by accepting, whether it clearly does ("let's do that",
+    就按你说的, not a bare "ok"), and the first sentence that follows the acceptance."""
+    accepted = clearly = False
+    rest = reply.strip()
+    while (clause := _CLAUSE.match(rest)) is not None:
+        said = clause.group(0).strip(" ,.!;，。！；")
+        if _ACKNOWLEDGES.fullmatch(said):
+            accepted = True
+        elif _ACCEPTS.search(said) and len(said.split()) <= 6 and len(said) <= 30:
+            accepted = clearly = True
+        else:
+            break
+        rest = rest[clause.end() :].lstrip()
+    following = sentences(rest)
+    return accepted, clearly, following[0] if following else ""
+
+
 def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidate | None:
-    """What the user decided by accepting the assistant's previous turn, if they did."""
-    if not _ACCEPTS.search(user.content.strip()):
+    """What the user decided by accepting the assistant's previous turn, if they did.
+
+    A reply that goes on to say what was decided, in words of the proposal ("OK, let's do
+    that. Redis as the broker, RabbitMQ goes."; 行，就按你说的，上 Redis 缓存), is the decision
+    in the user's words; its quote is that sentence. One that goes on with a question
+    ("Yeah, yeah. What's band steering?") adopts nothing, nor does a bare "ok" or 嗯."""
+    accepted, clearly, following = _reply_after_acceptance(user.content)
+    if not accepted and _ACCEPTS.search(user.content.strip()):
+        accepted = clearly = True
+    if not accepted or (following and not _is_statement(following)):
+        return None
+    if (
+        following
+        and not _TASK_AT_HAND.search(following)
+        and _proposal_words(following) & _proposal_words(assistant.content)
+    ):
+        decided = clean_content(resolve(following, user.sent_at).text).rstrip(".。!！")
+        topic = find_topic(decided)
+        return Candidate(
+            kind=Kind.DECISION,
+            content=decided[:MAX_CONTENT_CHARS],
+            message_ids=[assistant.id, user.id],
+            quote=following[:MAX_CONTENT_CHARS],
+            tags=[topic[0]] if topic else [],
+            confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
+            subject=f"decision:{topic[0]}" if topic else "",
+            value=topic[1] if topic else "",
+            about_project=bool(topic or _TECHNICAL.search(decided)),
+        )
+    if not clearly:
         return None
     recommendation = _recommendation(assistant.content, user.content)
     if len(recommendation.split()) < 2 and len(recommendation) < 6:
@@ -1055,14 +1176,30 @@ class RulesExtractor:
             if message.role != "user":
                 continue
             speaker = "" if message.is_account_user else (message.speaker or "Someone")
+            adopted: Candidate | None = None
             if previous_assistant is not None and not speaker:
+                message = replace(message, content=counter_offer(message.content))
                 adopted = adopted_candidate(previous_assistant, message)
                 if adopted is not None:
                     candidates.append(adopted)
             previous_assistant = None
             request: Candidate | None = None
+            lesson: Candidate | None = None
             named = ""
             for sentence in sentences(message.content):
+                if adopted is not None and sentence.endswith(adopted.quote):
+                    continue  # The decision the reply states, read already.
+                if taken_back := retracted(sentence).casefold():
+                    candidates = [c for c in candidates if taken_back not in c.content.casefold()]
+                    continue
+                if lesson is not None and _LESSON_GOES_ON.match(sentence):
+                    # "Lesson learned: a backup … isn't a backup. It has to run automatically."
+                    lesson.content = f"{lesson.content}. {clean_content(sentence)}"[
+                        :MAX_CONTENT_CHARS
+                    ]
+                    lesson.quote = f"{lesson.quote} {sentence}"
+                    lesson = None
+                    continue
                 sentence, named = _pronoun_named(sentence, named)
                 found = sentence_candidates(
                     sentence,
@@ -1077,6 +1214,7 @@ class RulesExtractor:
                     request.quote = f"{request.quote} {sentence}"
                     continue
                 request = found[0] if [c.tags for c in found] == [[ANSWERS]] else None
+                lesson = found[-1] if found and found[-1].kind == Kind.LESSON else None
                 candidates.extend(found)
         candidates.extend(summary_candidates(summary))
         return candidates

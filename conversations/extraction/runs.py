@@ -50,7 +50,7 @@ from conversations.models import (
     RunStatus,
 )
 from memories.gate import never_remember_rule, rejection
-from memories.sensitive import REDACTED, contains_sensitive, redact
+from memories.sensitive import REDACTED, contains_sensitive, redact, without_secrets
 from memories.tokens import estimate_tokens
 from search.embeddings import get_provider
 from teams.models import Project
@@ -546,7 +546,8 @@ def _extract(run: ExtractionRun) -> int | None:
         return None
     extractor = get_extractor(run.extractor)
     before = run.message_before  # type: ignore[attr-defined]  # read with the run
-    messages = [m for m in screened(window, before) if not is_trivial(m.role, m.content)]
+    screened_window, secrets = screened(window, before)
+    messages = [m for m in screened_window if not is_trivial(m.role, m.content)]
     candidates = extractor.extract(messages, run.summary)
     safe = [candidate for candidate in candidates if not _is_sensitive(candidate)]
     # Talk is not memory, nor what the owner never wants remembered (memories.gate): counted
@@ -569,8 +570,9 @@ def _extract(run: ExtractionRun) -> int | None:
     )
     tally = reconciler.reconcile(kept)
     run.status = RunStatus.SUCCEEDED
-    run.candidates = len(candidates)
-    run.dropped_sensitive = len(candidates) - len(safe)
+    # A clause taken out for its secret counts as a candidate dropped.
+    run.candidates = secrets + len(candidates)
+    run.dropped_sensitive = secrets + len(candidates) - len(safe)
     run.created, run.merged = tally.created, tally.merged
     run.superseded, run.skipped = tally.superseded, tally.skipped + len(safe) - len(kept)
     return window[-1].position if window else None
@@ -604,15 +606,18 @@ def _memory_settings(user: User) -> MemorySettings:
         return MemorySettings.for_user(user)
 
 
-def screened(messages: list[WindowMessage], before: str = "") -> list[WindowMessage]:
-    """The messages with the secrets each gives in the context of the one before redacted
-    ("the wifi password?" "it's Brisket4life!"); what a candidate then quotes of one is
-    dropped (``_is_sensitive``)."""
+def screened(messages: list[WindowMessage], before: str = "") -> tuple[list[WindowMessage], int]:
+    """The messages without the clauses that give a secret, also one given in the context
+    of the message before ("the wifi password?" "it's Brisket4life!"), so that the facts
+    beside a secret are still read; and how many secrets were taken out. A candidate that
+    still holds one is dropped (``_is_sensitive``)."""
     contexts = [before, *(message.content for message in messages)]
-    return [
-        replace(message, content=redact(message.content, context)[0])
-        for message, context in zip(messages, contexts, strict=False)
-    ]
+    screened_messages, secrets = [], 0
+    for message, context in zip(messages, contexts, strict=False):
+        content, count = without_secrets(message.content, context)
+        screened_messages.append(replace(message, content=content))
+        secrets += count
+    return screened_messages, secrets
 
 
 def _is_sensitive(candidate: Candidate) -> bool:

@@ -432,3 +432,100 @@ def test_a_secret_answering_the_turn_before_the_window_is_dropped(alice: Any) ->
     run = _extract(conversation)
     assert (run.candidates, run.dropped_sensitive) == (1, 1)
     assert not Memory.objects.filter(content__contains="Brisket4life").exists()
+
+
+def test_only_the_clause_giving_a_secret_is_dropped_the_facts_beside_it_are_kept(
+    alice: Any,
+) -> None:
+    conversation = conversation_with(
+        alice,
+        (
+            "user",
+            "I move 20% of my salary into savings every month, and my subscriptions go on my"
+            " Monzo card: 5355 2210 4471 9088, exp 11/27, CVC 412.",
+        ),
+        ("user", "我住在杭州，身份证号 330106199205183420，紧急联系人是我妹妹林夕。"),
+    )
+    run = _extract(conversation)
+    stored = " ".join(Memory.objects.values_list("content", flat=True))
+    assert "Monzo" in stored and "林夕" in stored and "杭州" in stored
+    assert run.dropped_sensitive == 2
+    for secret in ("5355", "11/27", "412", "330106"):
+        assert secret not in stored
+
+
+def _stored(conversation: Any) -> list[tuple[str, str]]:
+    _extract(conversation)
+    return sorted(Memory.objects.values_list("kind", "content"))
+
+
+def test_a_reply_that_says_what_was_decided_is_the_decision_in_the_users_words(
+    alice: Any,
+) -> None:
+    conversation = conversation_with(
+        alice,
+        ("assistant", "You could use Redis as the Celery broker too and retire RabbitMQ."),
+        ("user", "OK, let's do that. Redis as the broker, RabbitMQ goes."),
+        ("assistant", "可以在详情接口前加一层 Redis 缓存，过期时间设10分钟左右。"),
+        ("user", "行，就按你说的，上 Redis 缓存。"),
+    )
+    assert _stored(conversation) == [
+        ("decision", "Redis as the broker, RabbitMQ goes"),
+        ("decision", "上 Redis 缓存"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "reply", ["Yeah, yeah. What's band steering, by the way?", "ok", "嗯", "好的，那代理池贵吗？"]
+)
+def test_a_bare_acknowledgement_adopts_no_proposal(alice: Any, reply: str) -> None:
+    conversation = conversation_with(
+        alice,
+        ("assistant", "I'd keep that in a password manager. 可以买个代理池服务轮换 IP。"),
+        ("user", reply),
+    )
+    assert _stored(conversation) == []
+
+
+def test_a_counter_offer_is_kept_not_the_proposal_nor_the_plan_it_replaced(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        ("user", "We were going to stay in Lisbon the whole time. 我本来打算自己学。"),
+        ("assistant", "比如每天晚上两小时，三周过完。Two hours every evening?"),
+        ("user", "两小时太多了，每天一小时吧，周末休息。"),
+        ("assistant", "Two hours every evening, then?"),
+        ("user", "Two hours is too much, I study for one hour every weekday."),
+    )
+    contents = " ".join(content for _kind, content in _stored(conversation))
+    assert "一小时" in contents and "one hour" in contents
+    for dropped in ("两小时", "Two hours", "Lisbon", "本来"):
+        assert dropped not in contents
+
+
+def test_a_retraction_takes_back_what_the_conversation_said_before(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        ("user", "I read everything on my Kindle. I live in Leeds."),
+        ("assistant", "Noted."),
+        ("user", "Scratch the Kindle bit, though."),
+        ("user", "我平时坐地铁上班。我住在上海。"),
+        ("user", "刚才说的地铁那条不算。"),
+    )
+    contents = " ".join(content for _kind, content in _stored(conversation))
+    assert "Leeds" in contents and "上海" in contents
+    assert "Kindle" not in contents and "地铁" not in contents
+
+
+def test_a_lesson_that_goes_on_in_the_next_sentence_is_one_lesson(alice: Any) -> None:
+    conversation = conversation_with(
+        alice,
+        (
+            "user",
+            "Lesson learned: a backup that depends on plugging in a drive isn't a backup."
+            " It has to run automatically.",
+        ),
+        ("user", "教训：改字段名要分两步走。必须先加新字段并双写。"),
+    )
+    lessons = [content for kind, content in _stored(conversation) if kind == "lesson"]
+    assert any("backup" in lesson and "automatically" in lesson for lesson in lessons)
+    assert any("两步走" in lesson and "双写" in lesson for lesson in lessons)
