@@ -153,6 +153,8 @@ class ApiToken(models.Model):
     objects = ApiTokenQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:

@@ -42,6 +42,8 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         db_table = "memoryapp_conversation"
         constraints = [
             models.UniqueConstraint(
@@ -153,6 +155,8 @@ class Message(models.Model):
     objects = MessageQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         db_table = "memoryapp_message"
         indexes = [
             GinIndex(fields=["search_vector"], name="message_search_idx"),
@@ -246,6 +250,8 @@ class ExtractionRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("extraction run")
+        verbose_name_plural = _("extraction runs")
         db_table = "memoryapp_extractionrun"
         ordering = ["-created_at"]
 

@@ -126,6 +126,8 @@ class Import(models.Model):
     objects = ImportQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("import")
+        verbose_name_plural = _("imports")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["owner", "-created_at"], name="import_owner_latest")]
 

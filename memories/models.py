@@ -293,7 +293,8 @@ class Memory(models.Model):
     objects = MemoryQuerySet.as_manager()
 
     class Meta:
-        verbose_name_plural = "memories"
+        verbose_name = _("memory")
+        verbose_name_plural = _("memories")
         indexes = [
             models.Index(
                 fields=["owner", "status", "-created_at"],
@@ -466,6 +467,8 @@ class MemoryEvent(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
+        verbose_name = _("memory event")
+        verbose_name_plural = _("memory events")
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["memory", "-created_at"], name="event_memory_idx"),
@@ -490,6 +493,10 @@ class WorkerHeartbeat(models.Model):
     name = models.CharField(max_length=100, unique=True, default="default")
     beat_at = models.DateTimeField(default=timezone.now)
 
+    class Meta:
+        verbose_name = _("worker heartbeat")
+        verbose_name_plural = _("worker heartbeats")
+
     def __str__(self) -> str:
         return f"{self.name} at {self.beat_at:%Y-%m-%d %H:%M:%S}"
 
@@ -503,6 +510,8 @@ class ForgettingReport(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = _("forgetting report")
+        verbose_name_plural = _("forgetting reports")
         ordering = ["-run_on"]
 
     def __str__(self) -> str:

@@ -42,6 +42,8 @@ class NamedWithSlug(models.Model):
 
 class Team(NamedWithSlug):
     class Meta(NamedWithSlug.Meta):
+        verbose_name = _("team")
+        verbose_name_plural = _("teams")
         db_table = "accounts_team"
 
 
@@ -61,6 +63,8 @@ class Membership(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         db_table = "accounts_membership"
         constraints = [
             models.UniqueConstraint(fields=["team", "user"], name="unique_team_membership")
@@ -82,6 +86,8 @@ class Project(NamedWithSlug):
     objects = ProjectQuerySet.as_manager()
 
     class Meta(NamedWithSlug.Meta):
+        verbose_name = _("project")
+        verbose_name_plural = _("projects")
         db_table = "accounts_project"
 
     @property

@@ -58,7 +58,7 @@ def test_the_memory_list_shows_few_columns_and_short_content() -> None:
 
 @pytest.mark.django_db
 def test_the_admin_speaks_chinese_and_names_the_product() -> None:
-    """Not "Django 管理", nor app names left in English (issue 44 item 15; model names not yet)."""
+    """Not "Django 管理", nor app or model names left in English ("Api tokens": issue 44 item 15)."""
     superuser, _created = create_demo_user()
     html = client_for(superuser).get("/admin/", headers={"Accept-Language": "zh-hans"})
     page = html.content.decode()
@@ -67,3 +67,7 @@ def test_the_admin_speaks_chinese_and_names_the_product() -> None:
 
     captions = re.findall(r'<caption>\s*<a [^>]*class="section"[^>]*>([^<]+)</a>', page)
     assert not {"Memories", "Conversations", "Recall", "Imports"} & set(captions), captions
+    rows = re.findall(r'<th scope="row"[^>]*>\s*<a [^>]*>([^<]+)</a>', page)
+    models = {name.strip() for name in rows}
+    assert {"API 令牌", "记忆", "对话", "提取任务", "导入", "项目", "团队"} <= models, models
+    assert not re.search(r">\s*(?:Api tokens|Memories|Extraction runs|Memory events)\s*<", page)
