@@ -18,12 +18,19 @@ from datetime import date, datetime
 from django.conf import settings
 
 from conversations.extraction import Candidate, WindowMessage
-from conversations.extraction.dates import Dated, resolve
-from conversations.extraction.kinds import is_answer_style
+from conversations.extraction.dates import DAY, MONTH, Dated, chinese, english, resolve
+from conversations.extraction.kinds import is_answer_style, kind_by_definition
 from conversations.extraction.summary import summary_items
 from conversations.extraction.topics import find_topic
 from core.cjk import CJK_LETTER
-from memories.gate import FEELING_FOR_LISTENER, REACTION, REMARK, SMALL_TALK
+from memories.gate import (
+    FEELING_FOR_LISTENER,
+    REACTION,
+    REASON_ONE_OFF_PROBLEM,
+    REMARK,
+    SMALL_TALK,
+    rejection,
+)
 from memories.models import Kind
 
 # Where a value ends: punctuation, or a clause that explains rather than states.
@@ -149,11 +156,13 @@ RULES: list[Rule] = [
           "Is {article} {value}[ at {at}]", subject="user:role", fixed=True),
     _rule(F, r"\bI work as (?P<article>a|an|the) (?P<value>(?:[\w-]+ ){0,3}?[\w-]+?)(?: (?:at|for) (?P<at>{_NAME}))?END",
           "Works as {article} {value}[ at {at}]", subject="user:role", fixed=True),
-    _rule(F, r"\bI(?:'ve| have)? (?:just |finally |officially )?(?:got|landed|accepted|took|started) (?:a |an |the |my )?(?:new |first )?(?:job|position|role|offer|internship)(?: as (?:a |an )?(?P<role>[\w -]+?))? (?:at|with) (?P<value>{_NAME})",
-          "Got a job[ as {role}] at {value}", subject="user:employer", fixed=True),
+    _rule(F, r"\bI(?:'ve| have)? (?:just |finally |officially )?(?P<verb>got|landed|accepted|took|started) (?:(?P<article>a|an|the|my) )?(?:new |first )?(?P<what>job|position|role|offer|internship)(?: as (?:a |an )?(?P<role>[\w -]+?))? (?P<prep>at|with|from) (?P<value>{_NAME})",
+          "{Verb}[ {article}] {what}[ as {role}] {prep} {value}", subject="user:employer", fixed=True),
     _rule(F, r"\b(?:I (?:now |currently |still )?|(?:and|but) (?:I )?now )work (?:at|for) (?P<value>{_NAME})", "Works at {value}",
           subject="user:employer", fixed=True),
-    _rule(F, r"\bI(?:'ve| have)? (?:just )?(?:start|started|starting)(?: work| working)? at (?P<value>{_NAME})", "Started at {value}",
+    _rule(F, r"\bI(?:'ve| have)? (?:just )?started(?: work| working)? at (?P<value>{_NAME})", "Started at {value}",
+          subject="user:employer", fixed=True),
+    _rule(F, r"\bI(?:'m| am)? (?:start|starting)(?: work| working)? at (?P<value>{_NAME})", "Starts at {value}",
           subject="user:employer", fixed=True),
     _rule(F, r"\bI(?:'m| am)(?: now| officially)? (?P<value>single|engaged|married|divorced|separated|widowed)\b", "Is {value}",
           subject="user:relationship", fixed=True),
@@ -162,14 +171,14 @@ RULES: list[Rule] = [
     _rule(F, r"\b(?:I|we)(?:'ve| have)? (?:just )?(?P<value>split up|broken up|broke up)\b(?: with (?P<name>(?-i:[A-Z])[\w-]+))?",
           "{Value}[ with {name}]", subject="user:relationship", fixed=True),
     _rule(F, r"\bmy name is (?P<value>(?-i:[A-Z])\w+)", "Name is {value}", subject="user:name", fixed=True),
-    _rule(F, r"\bI(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<value>{_NAME})", "Moved to {value}",
+    _rule(F, r"\b(?:I|we)(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<value>{_NAME})", "Moved to {value}",
           subject="user:location", fixed=True, check="place"),
     _rule(F, r"\b(?:I|we)(?:'m| am|'re| are)? (?:moving|relocating) (?:from (?P<other>{_NAME}) )?to (?P<value>{_NAME})", "Moving to {value}[ from {other}]",
           subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI (?:live|am based|'m based|am living|'m living) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI(?:'m| am) (?:originally )?from (?P<value>{_NAME})", "Is from {value}", subject="user:origin", fixed=True, check="place"),
     _rule(F, r"\bI grew up in (?P<value>{_NAME})", "Grew up in {value}", subject="user:origin", fixed=True, check="place"),
-    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]",
+    _rule(P, r"\bI(?:'ve| have)? (?:switched|moved|changed|gone back|went back) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "Now uses {value}[ instead of {other}]",
           subject="preference", replaces=True),
     _rule(F, r"\bmy (?P<what>time ?zone|native language|first language|mother tongue) is (?P<value>.+?)END", "{What} is {value}", subject="user:", fixed=True),
     # Health
@@ -431,12 +440,15 @@ def _passes(rule: Rule, groups: dict[str, str]) -> bool:
     return True
 
 
-def _matches(sentence: str, *, first_only: bool = False) -> list[tuple[Rule, dict[str, str]]]:
-    """The rules that turn this sentence into statements, each on its own words, in rule order."""
+def _matches(
+    sentence: str, *, first_only: bool = False, taken: list[tuple[int, int]] | None = None
+) -> list[tuple[Rule, dict[str, str]]]:
+    """The rules that turn this sentence into statements, each on its own words, in rule order;
+    the spans they read are added to ``taken``."""
     if not _is_statement(sentence):
         return []
     found: list[tuple[Rule, dict[str, str]]] = []
-    taken: list[tuple[int, int]] = []
+    taken = [] if taken is None else taken
     if _CJK.search(sentence):
         rules = _CJK_RULES
     else:
@@ -526,6 +538,9 @@ def neutral(text: str) -> str:
     return clean_content(text)
 
 
+_CJK_ME = re.compile(r"(?<=[跟和与对比像])我(?![们国])")
+
+
 def clean_content(content: str) -> str:
     """No bullet or punctuation in front, no doubled words, no first person."""
     content = _LEADING_JUNK.sub("", content.strip())
@@ -533,6 +548,9 @@ def clean_content(content: str) -> str:
     if content.isascii() or not _CJK.search(content):
         for pattern, replacement in _FIRST_PERSON_EN:
             content = pattern.sub(replacement, content)
+    else:
+        # "作息跟我完全反过来": the user, as the memory reads it.
+        content = _CJK_ME.sub("用户", content)
     content = content.rstrip(" ,;:，；：")
     return content[:1].upper() + content[1:]
 
@@ -580,7 +598,7 @@ def _build(
 ) -> Candidate:
     content = clean_content(_fill(rule.template, groups).strip())
     content = _named(content, speaker, rule)[:MAX_CONTENT_CHARS]
-    subject, value = subject_and_value(rule, groups)
+    subject, value = _commuting(sentence) or subject_and_value(rule, groups)
     topic = find_topic(groups.get("value", "")) or find_topic(groups.get("other", ""))
     return Candidate(
         kind=kind or rule.kind,
@@ -614,7 +632,7 @@ _FIRST_PERSON = re.compile(
 )
 _SUBSTANCE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|"
-    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)"
+    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|(?<![一二两三四五六七八九十])(?!一点)[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)"
     r"|(?:周|星期|礼拜)[一二三四五六日天]",
     re.IGNORECASE,
 )
@@ -784,9 +802,11 @@ def _fallback(
     speaker: str,
     reference: date | None,
     named: str = "",
+    said_in: str = "",
 ) -> Candidate | None:
     """A statement no rule reads, kept as said when it holds something checkable (a
-    statement about someone named is)."""
+    statement about someone named is); ``said_in``: the sentence a clause is part of, whose
+    subject it shares."""
     text = _DISCOURSE.sub("", dated.text).strip()
     if _NOT_A_FACT.search(text) or _small_talk(text, dated) or _OTHERS_TASTES.match(text):
         return None
@@ -795,14 +815,14 @@ def _fallback(
             return None
         if not (
             _strong(text, dated, reference)
-            or re.search(r"了|过|已经|我", text)
+            or re.search(r"了|过|已经|我", said_in or text)
             or (named and text.startswith(named))
         ):
             return None
     else:
         if len(text.split()) < 3:
             return None
-        personal = _FIRST_PERSON.search(text) or _IMPLICIT_I.match(text)
+        personal = _FIRST_PERSON.search(said_in or text) or _IMPLICIT_I.match(text)
         # What the user uses is a fact ("I write all my tests with pytest now").
         uses = (personal and _used_for(text)[0]) or (named and text.startswith(named))
         if not (_strong(text, dated, reference) or uses) and not (personal and dated.date):
@@ -813,7 +833,7 @@ def _fallback(
     content = clean_content(content)[:MAX_CONTENT_CHARS]
     if speaker and not content.startswith(speaker):
         content = f"{speaker}: {content}"
-    subject, value = ("", "") if speaker else _used_for(text)
+    subject, value = ("", "") if speaker else (_commuting(text) or _used_for(text))
     return Candidate(
         kind=Kind.FACT,
         content=content,
@@ -841,8 +861,38 @@ def _used_for(text: str) -> tuple[str, str]:
     return (f"uses:{topic[0]}", topic[1]) if topic else ("", "")
 
 
+# How the user gets to work ("I take the tube to work", 平时坐地铁上班, 现在更喜欢开车上班):
+# one attribute, whether said as a habit, a fact or a preference.
+_COMMUTE = re.compile(
+    r"(?:坐|乘|搭|开|骑|走路|步行)[\u4e00-\u9fff]{0,3}?(?:去)?(?:上班|通勤)|通勤"
+    r"|\b(?:commute|commuting)\b|\bto (?:work|the office)\b",
+    re.IGNORECASE,
+)
+_MEANS = [
+    (means, re.compile(words, re.IGNORECASE))
+    for means, words in [
+        ("subway", r"地铁|\b(?:subway|metro|tube|underground)\b"),
+        ("car", r"开车|\b(?:drive|driving|car)\b"),
+        ("bus", r"公交|巴士|\bbus\b"),
+        ("bike", r"骑车|自行车|电动车|\b(?:bike|cycle|cycling)\b"),
+        ("walk", r"走路|步行|\bwalk"),
+        ("train", r"火车|高铁|\btrain\b"),
+    ]
+]
+
+
+def _commuting(text: str) -> tuple[str, str] | None:
+    """("user:commute", how) when ``text`` says how the user gets to work, else None."""
+    if not _COMMUTE.search(text):
+        return None
+    return next((("user:commute", means) for means, words in _MEANS if words.search(text)), None)
+
+
 def statement_subject(text: str) -> tuple[str, str]:
     """What a statement is about and what it says of it, as extraction reads them."""
+    commuting = _commuting(text)
+    if commuting:
+        return commuting
     found = match_sentence(text)
     if found is not None:
         return subject_and_value(*found)
@@ -869,6 +919,7 @@ def sentence_candidates(
         return []
     dated = resolve(sentence, sent_at)
     text = _DISCOURSE.sub("", dated.text).strip() or dated.text
+    text = _THEM_NAMED.sub(lambda m: f"{m.group(0)[: m.start('them') - m.start()]}{m['np']}", text)
     if request:
         clauses = _CLAUSE_BREAK.split(text)
         if len(clauses) > 1 and not all(is_answer_style(clause) for clause in clauses):
@@ -892,29 +943,106 @@ def sentence_candidates(
             )
         ]
     candidates = []
-    seen: set[str] = set()
-    for rule, groups in _matches(text):
+    read: list[tuple[int, Candidate]] = []  # Where each rule's reading ends.
+    taken: list[tuple[int, int]] = []
+    for (rule, groups), (_start, end) in zip(_matches(text, taken=taken), taken, strict=True):
         candidate = _build(
             rule, groups, sentence=sentence, message_ids=message_ids, kind=None, speaker=speaker
         )
-        if candidate.content in seen:
-            continue
-        seen.add(candidate.content)
         candidate.event_date = dated.date
-        candidates.append(candidate)
-    if not candidates:
-        reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
+        candidate.content = _with_date(candidate.content, dated)
+        read.append((end, candidate))
+        if all(candidate.content != other.content for other in candidates):
+            candidates.append(candidate)
+    reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
+    for start, clause in _clauses_unread(text, taken):
+        if clause != text and _CJK.search(clause):
+            # A Chinese clause goes on with what was said before it (its reason, its
+            # contrast) unless it states a kind of its own or something checkable.
+            kind = kind_by_definition(clause)
+            before = [candidate for end, candidate in sorted(read, key=lambda r: r[0]) if end <= start]
+            if before and kind in (Kind.FACT, before[-1].kind):
+                if not _strong(clause, resolve(clause, None), reference):
+                    before[-1].content = f"{before[-1].content}，{clause.rstrip('。.！!')}"[
+                        :MAX_CONTENT_CHARS
+                    ]
+                    continue
+            elif kind == Kind.FACT and not _strong(clause, resolve(clause, None), reference):
+                continue
         fallback = _fallback(
             sentence,
-            dated,
+            dated if clause == text else resolve(clause, None),
             message_ids=message_ids,
             speaker=speaker,
             reference=reference,
             named=named,
+            said_in=text,
         )
         if fallback is not None:
             candidates.append(fallback)
     return candidates
+
+
+# "I've gone back to paper books; I prefer them for reading in bed": "them" is what the
+# clause before it named last.
+_THEM_NAMED = re.compile(
+    r"(?P<np>\b(?:(?!(?:to|the|a|an|on|in|of|my|our|your|for|with|and|back|all)\b)[A-Za-z-]+ )?"
+    r"[A-Za-z-]+s)\s*[;,]\s*(?:and |but |so )?I (?:\w+ )?(?:prefer|like|love|use|enjoy|want|keep)"
+    r" (?P<them>them|those)\b",
+    re.IGNORECASE,
+)
+
+
+def _with_date(content: str, dated: Dated) -> str:
+    """``content`` with the date its sentence states in full, when the rule's wording left it
+    out ("I start at Wren Analytics on 2 March 2026": the start's date is part of the fact)."""
+    day = dated.date
+    if day is None or dated.granularity not in (DAY, MONTH) or str(day.year) not in dated.text:
+        return content
+    if str(day.year) in content:
+        return content
+    if _CJK.search(content):
+        return f"{chinese(day, dated.granularity)}{content}"[:MAX_CONTENT_CHARS]
+    return f"{content} {english(day, dated.granularity)}"[:MAX_CONTENT_CHARS]
+
+
+# Where a compound sentence's clauses part: a semicolon, ", and" before a new subject; in
+# Chinese, a comma too.
+_COMPOUND_BREAK = re.compile(
+    r"\s*;\s*|；|,? and (?=(?:when|whenever|if|I|I'm|I've|we|we're|my|our|all my|all our|the|"
+    r"she|he|they|it's|there)\b)",
+    re.IGNORECASE,
+)
+_CJK_COMPOUND_BREAK = re.compile(r"[；;，,]")
+
+
+def _clauses_unread(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    """What of ``text`` the fallback reads: when rules read part of a compound sentence, the
+    clauses they did not read (neighbours together); when none did, the whole sentence, or
+    each clause when they state different kinds ("I move 20% into savings every payday, and
+    all my subscriptions go on my Monzo card": a pattern and a fact)."""
+    breaks = _CJK_COMPOUND_BREAK if _CJK.search(text) else _COMPOUND_BREAK
+    bounds, start = [], 0
+    for separator in breaks.finditer(text):
+        bounds.append((start, separator.start()))
+        start = separator.end()
+    bounds.append((start, len(text)))
+    clauses = [(s, e) for s, e in bounds if text[s:e].strip(" ,.!。！")]
+    if taken:
+        unread: list[tuple[int, int]] = []
+        for s, e in clauses:
+            if any(s < te and ts < e for ts, te in taken):
+                continue
+            if unread and not any(unread[-1][1] <= ts < s for ts, _te in taken):
+                unread[-1] = (unread[-1][0], e)  # The clause before was unread too.
+            else:
+                unread.append((s, e))
+        return [(s, text[s:e].strip()) for s, e in unread] if len(clauses) > 1 else []
+    if breaks is _COMPOUND_BREAK and len(clauses) > 1:
+        parts = [(s, text[s:e].strip()) for s, e in clauses]
+        if len({kind_by_definition(part) for _s, part in parts}) > 1:
+            return parts
+    return [(0, text)]
 
 
 # The user takes up what the assistant just proposed.
@@ -1017,13 +1145,34 @@ _RETRACTION = re.compile(
 )
 
 
-# A sentence that goes on with what the lesson before it requires ("It has to run
-# automatically.", 一定要自动跑): part of that lesson.
+# A sentence that goes on with the statement before it: what a lesson requires ("It has to
+# run automatically.", 一定要自动跑), when a new job starts ("I start on 4 May 2026 as …",
+# 3月16日入职).
 _LESSON_GOES_ON = re.compile(
     r"^(?:it|that|this|they)(?: really| always)? (?:has to|have to|must|needs? to|should)\b"
     r"|^(?:它|这|那)?(?:必须|一定要|得|需要|应该)",
     re.IGNORECASE,
 )
+_JOB_GOES_ON = re.compile(
+    r"^I(?:'ll| will|'m| am)? (?:start|starting|begin|beginning)\b(?! at)"
+    r"|^我?(?:\d{4}年)?\d{1,2}月\d{1,2}[日号](?:正式)?(?:入职|上班|报到)",
+    re.IGNORECASE,
+)
+
+
+# What led to a failure, told right after it ("The backup drive hadn't been plugged in since
+# August", 备份盘好久没插了): the one-off's details, not a memory (memories.gate).
+_CIRCUMSTANCE = re.compile(
+    r"\b(?:had(?:n't| not| never)|hadn't|wasn't|weren't|didn't)\b|一直没|从来没|好久没|忘了",
+    re.IGNORECASE,
+)
+
+
+def _goes_on(statement: Candidate, sentence: str) -> bool:
+    """Whether ``sentence`` goes on with ``statement`` (see _LESSON_GOES_ON)."""
+    if statement.kind == Kind.LESSON:
+        return bool(_LESSON_GOES_ON.match(sentence))
+    return statement.subject == "user:employer" and bool(_JOB_GOES_ON.match(sentence))
 
 
 def retracted(sentence: str) -> str:
@@ -1184,7 +1333,8 @@ class RulesExtractor:
                     candidates.append(adopted)
             previous_assistant = None
             request: Candidate | None = None
-            lesson: Candidate | None = None
+            going_on: Candidate | None = None
+            after_problem = False
             named = ""
             for sentence in sentences(message.content):
                 if adopted is not None and sentence.endswith(adopted.quote):
@@ -1192,14 +1342,18 @@ class RulesExtractor:
                 if taken_back := retracted(sentence).casefold():
                     candidates = [c for c in candidates if taken_back not in c.content.casefold()]
                     continue
-                if lesson is not None and _LESSON_GOES_ON.match(sentence):
+                if going_on is not None and _goes_on(going_on, sentence):
                     # "Lesson learned: a backup … isn't a backup. It has to run automatically."
-                    lesson.content = f"{lesson.content}. {clean_content(sentence)}"[
+                    said = _third_person_start(resolve(sentence, message.sent_at).text, "")
+                    going_on.content = f"{going_on.content}. {clean_content(said)}"[
                         :MAX_CONTENT_CHARS
                     ]
-                    lesson.quote = f"{lesson.quote} {sentence}"
-                    lesson = None
+                    going_on.quote = f"{going_on.quote} {sentence}"
+                    going_on = None
                     continue
+                if after_problem and _CIRCUMSTANCE.search(sentence):
+                    continue  # How the failure just told came about: part of the report.
+                after_problem = rejection(Kind.FACT, sentence) == REASON_ONE_OFF_PROBLEM
                 sentence, named = _pronoun_named(sentence, named)
                 found = sentence_candidates(
                     sentence,
@@ -1214,7 +1368,7 @@ class RulesExtractor:
                     request.quote = f"{request.quote} {sentence}"
                     continue
                 request = found[0] if [c.tags for c in found] == [[ANSWERS]] else None
-                lesson = found[-1] if found and found[-1].kind == Kind.LESSON else None
+                going_on = found[-1] if found else None
                 candidates.extend(found)
         candidates.extend(summary_candidates(summary))
         return candidates
