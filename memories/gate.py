@@ -29,15 +29,26 @@ REASON_FORMER_PLAN = "a plan given up"
 REASON_NEVER_REMEMBER = "on the owner's don't-remember list"
 
 
-_QUESTION = re.compile(r"[?？]\s*$|[吗呢][。.!！]?\s*$")
+# A question, with or without its mark: "…会不会太贵了", "演技如何".
+_QUESTION = re.compile(
+    r"[?？]\s*$|[吗呢][。.!！]?\s*$"
+    r"|^[^，,。；;]*(?:会不会|是不是|要不要|能不能|可不可以|有没有|好不好|对不对|行不行)[^，,。；;]{0,12}"
+    r"[了呀啊]?[。.!！]?\s*$"
+    r"|(?:如何|怎么样|怎么办|咋办|为什么|为啥)[。.!！]?\s*$"
+)
 _HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|assuming|what if|in case|如果|假如|假设|要是|万一)",
     re.IGNORECASE,
 )
+# A guess: "应该稳了吧", "probably fine, I guess".
+_GUESS = re.compile(
+    r"(?:应该|可能|大概|估计)[^。！!]{0,20}吧[。.!！]?\s*$|\bI guess[.!]?\s*$", re.IGNORECASE
+)
 # Greetings, thanks, wishes and goodbyes; laughter; the weather.
 SMALL_TALK = re.compile(
     r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
-    r"|天气|下雨|你好|早上好|晚安|在吗|先到这|谢谢|知道啦|哈哈"
+    r"|天气|下雨|你好|早上好|晚安|在吗|先到这|谢谢|知道啦|^哈哈|(?:生日|新年|节日|中秋|国庆|春节)快乐"
+    r"|(?:我)?记下了[。！!]?$|先这样吧?[。！!]?$"
     r"|^(?:hi|hello|hey|thanks|thank you|cheers|bye|see you|take care|welcome|miss you|"
     r"love you|hugs|haha|lol|merry christmas|happy (?:birthday|new year|holidays|christmas|"
     r"easter|friday|weekend)|glad (?:you|to hear|it)|good (?:luck|job|point|call|question))\b"
@@ -94,7 +105,8 @@ _PROBLEM = re.compile(
     r"(?:was|were|is|got) (?:late|delayed|cancelled|canceled)|"
     r"(?:keeps?|kept) (?:losing|dropping|crashing|breaking|freezing|timing out)|"
     r"lost (?:\w+ ){0,3}(?:work|data|files?|money|progress|connection|everything))\b"
-    r"|失败|报错|出错|丢失|出了事故|事故|崩溃|宕机|挂了|超时|坏了|丢了|亏了|晚了|迟到|没写完|没做完|错过",
+    r"|失败|报错|出错|丢失|出了事故|事故|崩溃|宕机|挂了|超时|坏了|丢了|亏了|晚了|(?<!推)迟到|没(?:写|做|跑|弄|改)完|错过"
+    r"|(?:连|打|登|下|用|跑|装)不(?:上|开|了|起来)|被(?:封|禁|限流|屏蔽|盗)",
     re.IGNORECASE,
 )
 # A plan as it stood before it changed ("We were going to stay in Lisbon the whole time",
@@ -112,11 +124,16 @@ _LESSON_WORDS = re.compile(
 )
 
 
+_ENDS_ON_PRONOUN = re.compile(r"\b(?:it|them|that|this|those|these|one)[.!]?$", re.IGNORECASE)
+
+
 def _is_fragment(text: str) -> bool:
-    """A few words with nothing checkable in them ("Finished", "Had and how much")."""
+    """A few words with nothing checkable in them ("Finished", "Had and how much", "Has had
+    them")."""
     if has_cjk(text):
         return len(re.sub(r"\W", "", text)) < 4
-    return len(re.findall(r"[\w'’-]+", text)) <= 1
+    words = re.findall(r"[\w'’-]+", text)
+    return len(words) <= 1 or (len(words) <= 3 and bool(_ENDS_ON_PRONOUN.search(text)))
 
 
 def is_small_talk(text: str) -> bool:
@@ -135,7 +152,7 @@ def rejection(kind: str, content: str) -> str:
         return REASON_MEDIA
     if _QUESTION.search(text):
         return REASON_QUESTION
-    if _HYPOTHETICAL.match(text):
+    if _HYPOTHETICAL.match(text) or _GUESS.search(text):
         return REASON_HYPOTHETICAL
     if _TASK.match(text):
         return REASON_TASK

@@ -35,15 +35,17 @@ _ANSWER_STYLE = re.compile(
     r"|^(?:另外|还有|而且)?[，,]?(?:请|以后|今后)?(?:别|不要|不用|少用|多用)(?:用|写|加|给)"
     r"|(?:统一|一律|都要|都得)(?:保留|用|写成|写)"
     r"|(?:回答|回复|答复|解释|讲解)(?:我|他们)?|给我(?:写|讲|解释|举|列|用)|帮我[^，,。]{0,16}(?:的时候|时)"
+    r"|^(?:你)?(?:讲|写|解释|举例)(?:的时候|时)"
     r"|(?:以后|今后|之后)?(?:你)?(?:就)?(?:用|别用|不要用|先给)[^，,。]{0,12}(?:回答|回复|代码|格式|列表|表格)",
     re.IGNORECASE,
 )
 _GOAL = re.compile(
     r"\b(?:my|our) (?:goal|aim|target|plan)\b|\b(?:aim|aiming|hope|hoping|plan|planning|intend|"
     r"intending) to\b|\btraining for\b|\b(?:want|wants|would like) to (?:run|finish|pass|reach|"
-    r"get|learn|read|save|lose|visit|see|go|travel|release|ship|launch|master)\b"
+    r"get|learn|read|save|lose|visit|see|go|travel|release|ship|launch|master|spend|try|build|"
+    r"buy|move|start|become|write|climb|hike)\b"
     r"|\bPlans to\b|^Goal:"
-    r"|目标|打算|计划|准备(?:参加|考|去|报)|争取|想(?:要)?(?:考|跑完|去|学完|读完|过一遍)",
+    r"|目标|打算|计划|准备(?:参加|考|去|报)|争取|想(?:要)?(?:把[^，,。]{1,20}?)?(?:考|跑完|去|学完|读完|看完|过一遍)",
     re.IGNORECASE,
 )
 _PATTERN = re.compile(

@@ -26,6 +26,7 @@ from core.cjk import CJK_LETTER
 from memories.gate import (
     FEELING_FOR_LISTENER,
     REACTION,
+    REASON_FORMER_PLAN,
     REASON_ONE_OFF_PROBLEM,
     REMARK,
     SMALL_TALK,
@@ -192,7 +193,7 @@ RULES: list[Rule] = [
     _rule(F, r"\b(?:the |my )?(?P<who>doctor|GP|physio(?:therapist)?|dentist|consultant|specialist|surgeon|optician|therapist)(?: \w+)? (?P<verb>says|said|thinks|told me|recommended|reckons|diagnosed)(?: that)? (?P<value>.+?)END",
           "{Who} {verb} {value}"),
     # Relationships and pets
-    _rule(F, r"\bmy (?P<rel>{_REL})(?:,? (?P<name>(?-i:[A-Z])[\w'-]+),?)?(?P<rest> (?!(?:prefers|likes|loves|uses|hates|thinks|wants|said|says)\b)(?:is|was|has|had|works|lives|got|just|also|moved|started|can't|doesn't|didn't|will|(?:[a-z]+ed)|(?:[a-z]{3,}s))\b.*?)END",
+    _rule(F, r"\bmy (?P<rel>{_REL})(?:,? (?P<name>(?-i:[A-Z])[\w'-]+),?)?(?P<rest> (?!(?:prefers|thinks|said|says)\b)(?:is|was|has|had|works|lives|got|just|also|moved|started|can't|doesn't|didn't|will|(?:[a-z]+ed)|(?:[a-z]{3,}s))\b.*?)END",
           "{Rel}[ {name}] {rest}", possessive=True),
     _rule(F, r"\bI have (?P<value>(?:a|an|one|two|three|four|five|\d) (?:(?:little|older|younger|big|baby|twin|teenage|grown-up|new) )?(?:sisters?|brothers?|kids|children|sons?|daughters?|child|grandchildren|dogs?|cats?|pets?|rabbits?|hamsters?|birds?|horses?))(?: (?:named|called) (?P<name>(?-i:[A-Z])[\w-]+(?:(?:,| and) (?!I\b)(?-i:[A-Z])[\w-]+)*))?",
           "Has {value}[ named {name}]"),
@@ -201,6 +202,9 @@ RULES: list[Rule] = [
     # Facts about the project
     _rule(F, r"\b(?P<owner>the|our|this) (?P<noun>project|app|application|codebase|repo|repository|service|backend|frontend|system|website|api) (?P<verb>uses|is using|runs on|is built (?:on|with)|is written in|depends on|targets|stores (?:data|everything) in) (?P<value>.+?)END",
           "The {noun} {verb} {value}", subject="project", about_project=True),
+    _rule(F, r"\bour (?P<what>(?:[\w-]+ )?(?:database|db|backend|frontend|stack|server|servers|api|cache|queue|message broker|ci|hosting|cloud|orm|monorepo|repo)) (?P<verb>is|are|runs on|run on|is on|are on|lives on|is hosted on) (?P<value>.+?)END",
+          "The {what} {verb} {value}", subject="project", about_project=True),
+    _rule(F, r"\bwe (?:host|keep|run) (?P<what>(?:the|our) [\w -]{2,30}?) on (?P<value>.+?)END", "The team hosts {what} on {value}", subject="project", about_project=True),
     _rule(F, r"\bwe(?:'ve| have)? (?:switched|moved|migrated|changed) (?:from (?P<other>.+?) )?to (?P<value>.+?)END", "The project now uses {value}[ instead of {other}]", subject="project", about_project=True),
     _rule(F, r"\bwe(?:'re| are)? (?:use|using|build (?:on|with)|deploy (?:to|on)|store (?:data|everything) in) (?P<value>.+?)(?: (?:for|to) (?P<other>[^,;]+?))?END",
           "The project uses {value}[ for {other}]", subject="project", about_project=True),
@@ -245,7 +249,7 @@ RULES: list[Rule] = [
           "不要{verb}{value}", subject="preference", negative=True),
     _rule(P, r"我(?:不喜欢|讨厌|不想用)(?P<value>.+?)CJK$", "不喜欢{value}", subject="preference", negative=True),
     _rule(P, r"(?:请|以后|今后)?(?:用|使用)(?P<value>中文|英文|英语)(?:回答|回复|交流)", "偏好用{value}回答", subject="preference"),
-    _rule(P, r"^我(?:现在|已经)?(?:从(?P<other>[^，,。]+?))?(?:改用|换成|换用|切换到)了?(?P<value>.+?)CJK$", "现在改用{value}[，不再用{other}]",
+    _rule(P, r"(?:^我|^|[，,])(?:现在|已经)?(?:从(?P<other>[^，,。]+?))?(?P<verb>改用|换成|换用|切换到|改喝|改吃|改骑|改坐)了?(?P<value>.+?)CJK$", "现在{verb}{value}[，不再用{other}]",
           subject="preference", replaces=True),
     # Facts about the user (Chinese)
     _rule(F, r"我是(?:一名|一个|一位|个)?(?P<value>[\u4e00-\u9fffA-Za-z ]{0,10}?(?:工程师|开发者|程序员|设计师|经理|学生|研究员|测量员|架构师|老师|教师|分析师|护士|医生|律师|会计|厨师|司机|编辑|记者|销售|班主任|公务员|研究生|博士生|本科生|研[一二三]|大[一二三四]|店主|老板|主管|组长))",
@@ -289,6 +293,8 @@ RULES: list[Rule] = [
           "{noun}的{what}是{value}", subject="project", about_project=True),
     _rule(F, r"(?:这个|我们的|本|该)?(?P<noun>项目|系统|应用|服务|代码库|仓库)(?P<verb>使用|用的是|采用|基于|依赖|运行在|部署在)了?(?P<value>.+?)CJK$",
           "{noun}{verb}{value}", subject="project", about_project=True),
+    _rule(F, r"我们(?:的|项目的?)?(?P<what>数据库|后端|前端|技术栈|服务器|缓存|消息队列|框架|代码仓库|仓库|CI)(?:是|用的是|采用的是|跑在|部署在)(?P<value>[^，,。；;]+?)CJK$",
+          "{what}是{value}", subject="project", about_project=True),
     _rule(F, r"^我们(?:现在|已经)?(?:从(?P<other>.+?))?(?:改用|换成|切换到|迁移到)了?(?P<value>.+?)CJK$", "项目改用{value}", subject="project", about_project=True),
     _rule(F, r"^我们(?:的项目)?(?:一直)?(?:使用|用的是|采用|用)(?P<value>.+?)CJK$", "项目使用{value}", subject="project", about_project=True),
     # Decisions (Chinese)
@@ -558,7 +564,7 @@ def clean_content(content: str) -> str:
 _STARTS_WITH_VERB = re.compile(
     r"^(?:is|has|had|was|lives|works|moved|grew|got|went|prefers|plans|no longer|decided|"
     r"always|never|does|did|loves|likes|enjoys|adores|dislikes|allergic|cannot|name|wants|"
-    r"goal|favourite|now|chose|[a-z]+ed\b|[a-z]+s\b)",
+    r"goal|favourite|now|chose|split|broke|broken|[a-z]+ed\b|[a-z]+s\b)",
     re.IGNORECASE,
 )
 
@@ -570,7 +576,10 @@ def _named(content: str, speaker: str, rule: Rule | None) -> str:
     if _CJK.search(content):
         return speaker + content
     lowered = content[:1].lower() + content[1:]
-    if (rule is not None and rule.possessive) or not _STARTS_WITH_VERB.match(content):
+    first_word = lowered.split(" ", 1)[0]
+    if (rule is not None and rule.possessive) or not (
+        _STARTS_WITH_VERB.match(content) or first_word in _PAST_WORDS
+    ):
         return f"{speaker}'s {lowered}"
     if lowered.startswith("allergic") or lowered.startswith("cannot"):
         return (
@@ -632,7 +641,7 @@ _FIRST_PERSON = re.compile(
 )
 _SUBSTANCE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|"
-    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|(?<![一二两三四五六七八九十])(?!一点)[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点)"
+    r"half|dozen)\b|(?<=[a-z,] )(?-i:[A-Z][a-z]+)|(?<![一二两三四五六七八九十])(?!一点)[一二两三四五六七八九十百千万半]+(?:个|年|月|天|周|次|岁|公斤|块|元|斤|小时|分钟|点|只|条|位|口|套|辆|台)"
     r"|(?:周|星期|礼拜)[一二三四五六日天]",
     re.IGNORECASE,
 )
@@ -653,7 +662,10 @@ _DISCOURSE = re.compile(
     re.IGNORECASE,
 )
 _ABOUT_OTHERS = re.compile(rf"^(?:my|our) {_REL}\b|^我的?{_CJK_REL}", re.IGNORECASE)
-_USER_SUBJECT_EN = re.compile(r"^(?:I'm|I am|I've|I have|I)\b\s*")
+_USER_SUBJECT_EN = re.compile(r"^(?:I'm|I am|I've|I have|I'll|I will|I'd|I)\b(?!')\s*")
+
+
+_ME_AND = re.compile(r"^my ((?:[\w-]+ )?[\w-]+) and I\b ?", re.IGNORECASE)
 
 
 def _third_person_start(text: str, speaker: str) -> str:
@@ -666,6 +678,10 @@ def _third_person_start(text: str, speaker: str) -> str:
         elif text.startswith("我"):
             text = text[1:]
         return speaker + text if speaker else text
+    if partner := _ME_AND.match(text):
+        # "My partner and I are off …": "They and their partner are off …".
+        who = f"{speaker} and {speaker}'s" if speaker else "They and their"
+        return f"{who} {partner.group(1)} {text[partner.end() :]}"
     if text[:3].lower() == "my ":
         return f"{speaker}'s {text[3:]}" if speaker else text[3:]
     match = _USER_SUBJECT_EN.match(text)
@@ -673,7 +689,15 @@ def _third_person_start(text: str, speaker: str) -> str:
         return text
     lead = match.group(0).strip().lower()
     rest = text[match.end() :]
-    verb = {"i'm": "is ", "i am": "is ", "i've": "has ", "i have": "has "}.get(lead, "")
+    verb = {
+        "i'm": "is ",
+        "i am": "is ",
+        "i've": "has ",
+        "i have": "has ",
+        "i'll": "will ",
+        "i will": "will ",
+        "i'd": "would ",
+    }.get(lead, "")
     if lead == "i":
         rest = _third_person_verb(rest)
     return f"{speaker} {verb}{rest}" if speaker else f"{verb}{rest}"
@@ -764,7 +788,7 @@ def _small_talk(text: str, dated: Dated) -> bool:
 
 
 _OTHERS_TASTES = re.compile(
-    rf"^(?:my|our) {_REL}(?: (?-i:[A-Z])\w+)? (?:prefers|likes|loves|uses|hates|thinks|wants)\b"
+    rf"^(?:my|our) {_REL}(?: (?-i:[A-Z])\w+)? (?:prefers|thinks)\b"
     rf"|^我的?{_CJK_REL}(?:喜欢|觉得|想|偏好|讨厌)",
     re.IGNORECASE,
 )
@@ -794,6 +818,29 @@ def _strong(text: str, dated: Dated, reference: date | None) -> bool:
     return start.group(0).endswith("'s") or not start.group(1).isascii()
 
 
+# Where the clauses of a statement no rule reads part: a comma, "but", 但是, 不过.
+_ASIDE_BREAK = re.compile(r"\s*[，,；;]\s*|\s+but\s+|但是|不过")
+_ASIDES = (REASON_ONE_OFF_PROBLEM, REASON_FORMER_PLAN)
+_INSTEAD = re.compile(r"\binstead\b|改成|改为|换成|而是|推迟到|改到|提前到", re.IGNORECASE)
+
+
+def _without_asides(text: str) -> str:
+    """``text`` without its clauses that report a one-off problem or a plan given up, when
+    what is left says something ("We were going to do Greece but …, we're going up to
+    Glasgow instead"; "…，数据校验没跑完，陈总决定上线推迟到6月10日")."""
+    if rejection(Kind.FACT, text) not in _ASIDES:
+        return text
+    clauses = [clause for clause in _ASIDE_BREAK.split(text) if clause.strip()]
+    kept = [clause for clause in clauses if rejection(Kind.FACT, clause) not in _ASIDES]
+    if not kept or len(kept) == len(clauses):
+        return text
+    said = ("，" if _CJK.search(text) else ", ").join(kept)
+    # Only what replaces the plan or answers the problem; the rest is the report's detail.
+    if not (_INSTEAD.search(said) or kind_by_definition(said) in (Kind.DECISION, Kind.GOAL)):
+        return text
+    return said[:1].upper() + said[1:]
+
+
 def _fallback(
     sentence: str,
     dated: Dated,
@@ -807,7 +854,7 @@ def _fallback(
     """A statement no rule reads, kept as said when it holds something checkable (a
     statement about someone named is); ``said_in``: the sentence a clause is part of, whose
     subject it shares."""
-    text = _DISCOURSE.sub("", dated.text).strip()
+    text = _without_asides(_DISCOURSE.sub("", dated.text).strip())
     if _NOT_A_FACT.search(text) or _small_talk(text, dated) or _OTHERS_TASTES.match(text):
         return None
     if _CJK.search(text):
@@ -899,6 +946,25 @@ def statement_subject(text: str) -> tuple[str, str]:
     return _used_for(text)
 
 
+# A picture or sticker shared in the middle of a turn ("婷婷[图片] 三个月大").
+_MEDIA_PLACEHOLDER = re.compile(
+    r"\s*\[(?:图片|照片|视频|表情|语音|image|photo|picture|video|sticker|voice message)\]\s*",
+    re.IGNORECASE,
+)
+# Laughter after what was said ("…对我的胃简直太友好了哈哈", "… lol").
+_LAUGHTER_AFTER = re.compile(
+    r"(?<=\S)\s*(?:[，,]?\s*(?:哈哈+|嘿嘿|hahaha*|lol|lmao))+[。！!.]*$", re.I
+)
+# A question that opens with what the asker tells first: "I have two cats, where should the
+# router go?", 家里有两只猫，路由器放哪儿？ (the told part, up to the last comma).
+_TOLD_BEFORE_QUESTION = re.compile(r"^(.{6,}?)[,，]\s*[^,，]+[?？]$")
+_ASKS = re.compile(
+    r"为什么|为啥|什么|怎么|哪|谁|多少|几|吗|问一下|请问|想问"
+    r"|\b(?:why|what|how|which|who|where|when|whether|wonder|any idea)\b",
+    re.IGNORECASE,
+)
+
+
 def sentence_candidates(
     sentence: str,
     *,
@@ -913,10 +979,17 @@ def sentence_candidates(
     ``speaker`` is empty for the account's user and names anyone else, whose
     statements then name them ("Mia went to ...").
     """
-    sentence = _LEADING_JUNK.sub("", sentence).strip()
+    sentence = _LEADING_JUNK.sub("", _MEDIA_PLACEHOLDER.sub("", sentence)).strip()
+    sentence = _LAUGHTER_AFTER.sub("", sentence) or sentence
     request = not speaker and not sentence.endswith(("?", "？")) and is_answer_style(sentence)
     if not (request or _is_statement(sentence)):
-        return []
+        # "家里有两只猫，路由器放哪儿不容易被它们碰倒？": what is told before the question.
+        told = _TOLD_BEFORE_QUESTION.match(sentence)
+        if told is None or _ASKS.search(told.group(1)) or not _is_statement(told.group(1)):
+            return []
+        return sentence_candidates(
+            told.group(1), message_ids=message_ids, speaker=speaker, sent_at=sent_at, named=named
+        )
     dated = resolve(sentence, sent_at)
     text = _DISCOURSE.sub("", dated.text).strip() or dated.text
     text = _THEM_NAMED.sub(lambda m: f"{m.group(0)[: m.start('them') - m.start()]}{m['np']}", text)
@@ -942,7 +1015,7 @@ def sentence_candidates(
                 tags=[ANSWERS],
             )
         ]
-    candidates = []
+    candidates: list[Candidate] = []
     read: list[tuple[int, Candidate]] = []  # Where each rule's reading ends.
     taken: list[tuple[int, int]] = []
     for (rule, groups), (_start, end) in zip(_matches(text, taken=taken), taken, strict=True):
@@ -957,17 +1030,23 @@ def sentence_candidates(
     reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
     for start, clause in _clauses_unread(text, taken):
         if clause != text and _CJK.search(clause):
-            # A Chinese clause goes on with what was said before it (its reason, its
-            # contrast) unless it states a kind of its own or something checkable.
+            # A Chinese clause goes on with what was said before it ("住在北京，已经五年了",
+            # its reason, its contrast) unless it states a kind of its own; one before any
+            # statement stands alone only when it says something checkable.
             kind = kind_by_definition(clause)
-            before = [candidate for end, candidate in sorted(read, key=lambda r: r[0]) if end <= start]
+            before = [
+                candidate for end, candidate in sorted(read, key=lambda r: r[0]) if end <= start
+            ]
             if before and kind in (Kind.FACT, before[-1].kind):
-                if not _strong(clause, resolve(clause, None), reference):
-                    before[-1].content = f"{before[-1].content}，{clause.rstrip('。.！!')}"[
-                        :MAX_CONTENT_CHARS
-                    ]
-                    continue
-            elif kind == Kind.FACT and not _strong(clause, resolve(clause, None), reference):
+                if not rejection(kind, clause):  # Not "…，一到高峰期就超时".
+                    said = f"{before[-1].content}，{clause.rstrip('。.！!')}"
+                    before[-1].content = said[:MAX_CONTENT_CHARS]
+                continue
+            if (
+                not before
+                and kind == Kind.FACT
+                and not _strong(clause, resolve(clause, None), reference)
+            ):
                 continue
         fallback = _fallback(
             sentence,
@@ -1024,6 +1103,8 @@ def _clauses_unread(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, 
     breaks = _CJK_COMPOUND_BREAK if _CJK.search(text) else _COMPOUND_BREAK
     bounds, start = [], 0
     for separator in breaks.finditer(text):
+        if breaks is _COMPOUND_BREAK and len(text[start : separator.start()].split()) < 3:
+            continue  # "My partner and I are off …": one subject.
         bounds.append((start, separator.start()))
         start = separator.end()
     bounds.append((start, len(text)))

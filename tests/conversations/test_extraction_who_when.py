@@ -107,7 +107,12 @@ def test_a_two_person_conversation_names_the_other_person(
             "Went to a pottery class on 31 December 2023",
             date(2023, 12, 31),
         ),
-        ("I moved to Berlin last month.", _at(2024, 1, 1), "Moved to Berlin", date(2023, 12, 1)),
+        (
+            "I moved to Berlin last month.",
+            _at(2024, 1, 1),
+            "Moved to Berlin in December 2023",
+            date(2023, 12, 1),
+        ),
         (
             "我昨天去了杭州看西湖。",
             _at(2024, 3, 1, 2),
@@ -216,7 +221,7 @@ def test_a_change_supersedes_what_was_true_before(
     turns = [(earlier, _at(2023, 1, 10)), (later, _at(2023, 5, 8))]
     # Read in either order, the later statement (by when it was said) is the current one.
     _run_over(alice, *(turns if read_in_order else turns[::-1]))
-    older = Memory.objects.get(content=old)
+    older = Memory.objects.get(content__startswith=old)
     newer = Memory.objects.get(content__startswith=new)
     assert older.superseded_by_id == newer.pk
     assert older.valid_until == newer.valid_from == _at(2023, 5, 8)
