@@ -176,6 +176,8 @@ RULES: list[Rule] = [
           subject="user:location", fixed=True, check="place"),
     _rule(F, r"\b(?:I|we)(?:'m| am|'re| are)? (?:moving|relocating) (?:from (?P<other>{_NAME}) )?to (?P<value>{_NAME})", "Moving to {value}[ from {other}]",
           subject="user:location", fixed=True, check="place"),
+    _rule(F, r"\bI (?:usually |normally |always |now |still |mostly )?(?P<verb>take|ride|drive|cycle|bike|walk)(?P<rest>[^,.;]{0,30}? to (?:work|the office))\b", "{Verb}s {rest}",
+          subject="user:commute", fixed=True),
     _rule(F, r"\bI (?:live|am based|'m based|am living|'m living) in (?P<value>{_NAME})", "Lives in {value}", subject="user:location", fixed=True, check="place"),
     _rule(F, r"\bI(?:'m| am) (?:originally )?from (?P<value>{_NAME})", "Is from {value}", subject="user:origin", fixed=True, check="place"),
     _rule(F, r"\bI grew up in (?P<value>{_NAME})", "Grew up in {value}", subject="user:origin", fixed=True, check="place"),

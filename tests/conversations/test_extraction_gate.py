@@ -41,7 +41,30 @@ NOTHING_TO_KEEP = [
     "Scratch the Kindle bit, though.",
     "帮我列个待产包清单。",
     "帮我把下面这段改写一下。",
+    # Questions without their mark, guesses, fragments on a pronoun, wishes mid-sentence.
+    "33朵的会不会太贵了",
+    "假装第一次听说，演技如何",
+    "2024年6月10日应该稳了吧",
+    "I've had them.",
+    "居然忘了，生日快乐！",
+    "有，学校VPN一直连不上，在宿舍下不了知网的文献。",
 ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # Laughter after a statement does not make it small talk.
+        ("上海菜偏甜，不辣，对我的胃简直太友好了哈哈", "上海菜偏甜"),
+        # 推迟到 is a new date, not 迟到 (late).
+        ("陈总决定星图上线推迟到2026年6月10日。", "推迟到2026年6月10日"),
+    ],
+)
+def test_a_statement_is_kept_whatever_follows_it(alice: Any, said: str, kept: str) -> None:
+    stored = extracted(alice, ("user", said))
+    assert any(kept in content for _kind, content in stored), stored
+    assert not any("哈哈" in content for _kind, content in stored)
 
 
 @pytest.mark.django_db

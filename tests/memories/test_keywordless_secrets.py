@@ -23,6 +23,8 @@ KEYWORDLESS = [
     ("家里新装了小米路由器，新的那串是 maomao@2024xm，写这儿省得我忘了。", "maomao@2024xm"),
     ("All my subscriptions go on my Monzo card: 5355 2210 4471 9088.", "4471 9088"),
     ("我在杭州做财务，身份证号 330106199205183420。", "330106199205183420"),
+    # Named a card's, a number is one even with a wrong check digit.
+    ("Check this before I pay? Card number 4929 3318 0254 7716, expiry 08/27.", "0254 7716"),
 ]
 
 
