@@ -534,10 +534,14 @@ def neutral(text: str) -> str:
 
     def antecedent(match: re.Match[str]) -> str:
         before = list(_PLURAL_THING.finditer(text[: match.start()]))
-        return f"the {before[-1].group(1)}" if before else match.group(0)
+        if not before:
+            return match.group(0)
+        return "the " + before[-1].group(1).removeprefix("user ")
 
     text = re.sub(
-        r"(?<=\bkeep )them\b|(?<=\bin )them\b|(?<=\bto )them\b|(?<=\bfor )them\b", antecedent, text
+        r"(?:(?<=\bkeep )|(?<=\banswer )|(?<=\bin )|(?<=\bto )|(?<=\bfor ))them\b",
+        antecedent,
+        text,
     )
     text = re.sub(r"\byour\b ?", "", text, flags=re.I)
     text = re.sub(r"\b(?:let|for) me\b", lambda m: m.group(0)[:-2] + "the user", text)
@@ -1020,12 +1024,17 @@ def sentence_candidates(
     candidates: list[Candidate] = []
     read: list[tuple[int, Candidate]] = []  # Where each rule's reading ends.
     taken: list[tuple[int, int]] = []
-    for (rule, groups), (_start, end) in zip(_matches(text, taken=taken), taken, strict=True):
+    for (rule, groups), (start, end) in zip(_matches(text, taken=taken), taken, strict=True):
         candidate = _build(
             rule, groups, sentence=sentence, message_ids=message_ids, kind=None, speaker=speaker
         )
         candidate.event_date = dated.date
-        candidate.content = _with_date(candidate.content, dated)
+        candidate.content = _with_date(candidate.content, dated, text, (start, end))
+        elaboration = _ELABORATION.match(text, end)
+        if elaboration is not None and not any(end < e and s < elaboration.end() for s, e in taken):
+            # "I like a functional style: composition instead of inheritance".
+            candidate.content = f"{candidate.content}: {elaboration.group(1).strip()}"
+            end = elaboration.end()
         read.append((end, candidate))
         if all(candidate.content != other.content for other in candidates):
             candidates.append(candidate)
@@ -1074,13 +1083,20 @@ _THEM_NAMED = re.compile(
 )
 
 
-def _with_date(content: str, dated: Dated) -> str:
-    """``content`` with the date its sentence states in full, when the rule's wording left it
-    out ("I start at Wren Analytics on 2 March 2026": the start's date is part of the fact)."""
+# What a colon after a statement adds to it.
+_ELABORATION = re.compile(r"\s*[:：]\s*([^:：.;!?。；！？]{3,80})(?=[.;!?。；！？]|$)")
+_CLAUSE_SEPARATOR = re.compile(r"[,;，；]|\b(?:and|but)\b")
+
+
+def _with_date(content: str, dated: Dated, text: str, span: tuple[int, int]) -> str:
+    """``content`` with the date its clause states in full, when the rule's wording left it
+    out ("I start at Wren Analytics on 2 March 2026": the start's date is part of the fact;
+    not so in "We're moving next month, I got a job at Siemens")."""
     day = dated.date
-    if day is None or dated.granularity not in (DAY, MONTH) or str(day.year) not in dated.text:
+    if day is None or dated.granularity not in (DAY, MONTH) or str(day.year) in content:
         return content
-    if str(day.year) in content:
+    at, (start, end) = text.find(str(day.year)), span
+    if at < 0 or _CLAUSE_SEPARATOR.search(text[end:at] if at >= end else text[at:start]):
         return content
     if _CJK.search(content):
         return f"{chinese(day, dated.granularity)}{content}"[:MAX_CONTENT_CHARS]

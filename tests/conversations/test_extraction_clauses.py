@@ -96,9 +96,34 @@ def test_what_is_told_before_a_question_is_kept(
 
 
 @pytest.mark.django_db
-def test_a_stated_date_stays_in_the_rules_wording(alice: Any) -> None:
+def test_a_stated_date_stays_in_the_rules_wording_of_its_own_clause(alice: Any) -> None:
     stored = extracted(alice, ("user", "I start at Wren Analytics on 2 March 2026."))
     assert ("fact", "Starts at Wren Analytics on 2 March 2026") in stored
+    stored = extracted(
+        alice,
+        ("user", "We are moving from Berlin to Munich in June 2026, I got a new job at Siemens"),
+    )
+    assert ("fact", "Got a job at Siemens") in stored
+    assert any("Munich" in content and "June 2026" in content for _kind, content in stored)
+
+
+@pytest.mark.django_db
+def test_what_a_colon_adds_to_a_statement_stays_with_it(alice: Any) -> None:
+    stored = extracted(
+        alice,
+        ("user", "I write Python and I like a functional style: composition over inheritance."),
+    )
+    assert any("composition over inheritance" in content for _kind, content in stored), stored
+
+
+@pytest.mark.django_db
+def test_them_in_a_request_names_what_it_stands_for(alice: Any) -> None:
+    stored = extracted(
+        alice,
+        ("user", "My colleagues send me questions in German, please answer them in plain English."),
+    )
+    assert any("answer the questions in plain English" in content for _kind, content in stored)
+    assert not any(" them " in content for _kind, content in stored), stored
 
 
 @pytest.mark.django_db
