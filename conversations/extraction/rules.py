@@ -1021,8 +1021,42 @@ def sentence_candidates(
                 tags=[ANSWERS],
             )
         ]
+    read, taken = _rule_statements(
+        text, dated, sentence=sentence, message_ids=message_ids, speaker=speaker
+    )
     candidates: list[Candidate] = []
-    read: list[tuple[int, Candidate]] = []  # Where each rule's reading ends.
+    for _end, candidate in read:
+        if all(candidate.content != other.content for other in candidates):
+            candidates.append(candidate)
+    reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
+    for start, clause in _clauses_unread(text, taken):
+        before = [candidate for end, candidate in read if end <= start]
+        if (
+            clause != text
+            and _CJK.search(clause)
+            and _chinese_clause_read(clause, before, reference)
+        ):
+            continue
+        fallback = _fallback(
+            sentence,
+            dated if clause == text else resolve(clause, None),
+            message_ids=message_ids,
+            speaker=speaker,
+            reference=reference,
+            named=named,
+            said_in=text,
+        )
+        if fallback is not None:
+            candidates.append(fallback)
+    return candidates
+
+
+def _rule_statements(
+    text: str, dated: Dated, *, sentence: str, message_ids: list[int], speaker: str
+) -> tuple[list[tuple[int, Candidate]], list[tuple[int, int]]]:
+    """What the rules read in ``text``: each statement with where its reading ends (in order
+    of position), and the spans they read."""
+    read: list[tuple[int, Candidate]] = []
     taken: list[tuple[int, int]] = []
     for (rule, groups), (start, end) in zip(_matches(text, taken=taken), taken, strict=True):
         candidate = _build(
@@ -1036,41 +1070,23 @@ def sentence_candidates(
             candidate.content = f"{candidate.content}: {elaboration.group(1).strip()}"
             end = elaboration.end()
         read.append((end, candidate))
-        if all(candidate.content != other.content for other in candidates):
-            candidates.append(candidate)
-    reference = sent_at.date() if isinstance(sent_at, datetime) else sent_at
-    for start, clause in _clauses_unread(text, taken):
-        if clause != text and _CJK.search(clause):
-            # A Chinese clause goes on with what was said before it ("住在北京，已经五年了",
-            # its reason, its contrast) unless it states a kind of its own; one before any
-            # statement stands alone only when it says something checkable.
-            kind = kind_by_definition(clause)
-            before = [
-                candidate for end, candidate in sorted(read, key=lambda r: r[0]) if end <= start
-            ]
-            if before and kind in (Kind.FACT, before[-1].kind):
-                if not rejection(kind, clause):  # Not "…，一到高峰期就超时".
-                    said = f"{before[-1].content}，{clause.rstrip('。.！!')}"
-                    before[-1].content = said[:MAX_CONTENT_CHARS]
-                continue
-            if (
-                not before
-                and kind == Kind.FACT
-                and not _strong(clause, resolve(clause, None), reference)
-            ):
-                continue
-        fallback = _fallback(
-            sentence,
-            dated if clause == text else resolve(clause, None),
-            message_ids=message_ids,
-            speaker=speaker,
-            reference=reference,
-            named=named,
-            said_in=text,
-        )
-        if fallback is not None:
-            candidates.append(fallback)
-    return candidates
+    return sorted(read, key=lambda item: item[0]), taken
+
+
+def _chinese_clause_read(clause: str, before: list[Candidate], reference: date | None) -> bool:
+    """Whether a Chinese clause the rules did not read is done with: it goes on with the
+    statement ``before`` it ("住在北京，已经五年了", its reason, its contrast) unless it states a
+    kind of its own; one before any statement stands alone only when it says something
+    checkable. False when it is to be read as a statement of its own."""
+    kind = kind_by_definition(clause)
+    if before and kind in (Kind.FACT, before[-1].kind):
+        if not rejection(kind, clause):  # Not "…，一到高峰期就超时".
+            said = f"{before[-1].content}，{clause.rstrip('。.！!')}"
+            before[-1].content = said[:MAX_CONTENT_CHARS]
+        return True
+    return (
+        not before and kind == Kind.FACT and not _strong(clause, resolve(clause, None), reference)
+    )
 
 
 # "I've gone back to paper books; I prefer them for reading in bed": "them" is what the
