@@ -45,6 +45,9 @@ _GOAL = re.compile(
     r"get|learn|read|save|lose|visit|see|go|travel|release|ship|launch|master|spend|try|build|"
     r"buy|move|start|become|write|climb|hike)\b"
     r"|\bPlans to\b|^Goal:"
+    # A trip or move the speaker says they will make: "We'll spend four nights in Kyoto".
+    r"|\b(?:I|we|they)(?:'ll| will) (?:definitely |probably |also |then )?(?:spend|visit|fly|travel|"
+    r"stay|move|go to|drive to)\b"
     r"|目标|打算|计划|准备(?:参加|考|去|报)|争取|想(?:要)?(?:把[^，,。]{1,20}?)?(?:考|跑完|去|学完|读完|看完|过一遍)",
     re.IGNORECASE,
 )

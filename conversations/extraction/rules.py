@@ -190,8 +190,9 @@ RULES: list[Rule] = [
     _rule(F, r"\bI (?:can't|cannot|can not|shouldn't|mustn't|am not allowed to) (?P<verb>eat|drink|have) (?P<value>.+?)END", "Cannot {verb} {value}", subject="diet", negative=True),
     _rule(F, r"\bI(?:'m| am|'ve been| have been| went| became| turned)(?: now| fully)? (?P<value>vegetarian|vegan|pescatarian|gluten-free|lactose intolerant|diabetic|pregnant|sober|teetotal|caffeine-free|dairy-free)\b",
           "Is {value}", subject="diet"),
-    _rule(F, r"\bI (?:get|suffer from|have|'ve got|have got|was diagnosed with) (?P<value>migraines?|asthma|diabetes|arthritis|RSI|anxiety|depression|insomnia|eczema|back pain|(?:[\w-]+ ){0,2}(?:syndrome|disease|disorder|injury|pain|itis))\b",
+    _rule(F, r"\bI (?:get|suffer from|have|'ve got|have got|was diagnosed with) (?P<value>migraines?|asthma|diabetes|arthritis|RSI|anxiety|depression|insomnia|eczema|back pain|hay ?fever|(?:[\w-]+ ){0,2}(?:syndrome|disease|disorder|injury|pain|itis))\b",
           "Has {value}", subject="health"),
+    _rule(F, r"\bI (?:always |often |usually )?(?:get|feel) (?P<value>(?:motion|car|sea|travel|altitude)[ -]?sick(?:ness)?(?: on [\w ]{2,20}?)?)END", "Gets {value}", subject="health"),
     _rule(F, r"\b(?:the |my )?(?P<who>doctor|GP|physio(?:therapist)?|dentist|consultant|specialist|surgeon|optician|therapist)(?: \w+)? (?P<verb>says|said|thinks|told me|recommended|reckons|diagnosed)(?: that)? (?P<value>.+?)END",
           "{Who} {verb} {value}"),
     # Relationships and pets
@@ -1119,22 +1120,19 @@ def _with_date(content: str, dated: Dated, text: str, span: tuple[int, int]) -> 
     return f"{content} {english(day, dated.granularity)}"[:MAX_CONTENT_CHARS]
 
 
-# Where a compound sentence's clauses part: a semicolon, ", and" before a new subject; in
-# Chinese, a comma too.
+# Where a compound sentence's clauses part: a semicolon, ", and" or ", so" before a new
+# subject; in Chinese, a comma too.
 _COMPOUND_BREAK = re.compile(
     r"\s*;\s*|；|,? and (?=(?:when|whenever|if|I|I'm|I've|we|we're|my|our|all my|all our|the|"
-    r"she|he|they|it's|there)\b)",
+    r"she|he|they|it's|there)\b)|, so (?=(?:I|I'm|I'd|we|we're|my|our)\b)",
     re.IGNORECASE,
 )
 _CJK_COMPOUND_BREAK = re.compile(r"[；;，,]")
+_CJK_SEMICOLON = re.compile(r"[；;]")
 
 
-def _clauses_unread(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, str]]:
-    """What of ``text`` the fallback reads: when rules read part of a compound sentence, the
-    clauses they did not read (neighbours together); when none did, the whole sentence, or
-    each clause when they state different kinds ("I move 20% into savings every payday, and
-    all my subscriptions go on my Monzo card": a pattern and a fact)."""
-    breaks = _CJK_COMPOUND_BREAK if _CJK.search(text) else _COMPOUND_BREAK
+def _clause_bounds(text: str, breaks: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Where each clause of ``text`` starts and ends, parted by ``breaks``."""
     bounds, start = [], 0
     for separator in breaks.finditer(text):
         if breaks is _COMPOUND_BREAK and len(text[start : separator.start()].split()) < 3:
@@ -1142,8 +1140,18 @@ def _clauses_unread(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, 
         bounds.append((start, separator.start()))
         start = separator.end()
     bounds.append((start, len(text)))
-    clauses = [(s, e) for s, e in bounds if text[s:e].strip(" ,.!。！")]
+    return [(s, e) for s, e in bounds if text[s:e].strip(" ,.!。！")]
+
+
+def _clauses_unread(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    """What of ``text`` the fallback reads: when rules read part of a compound sentence, the
+    clauses they did not read (neighbours together); when none did, the whole sentence, or
+    each clause when they state different kinds ("I move 20% into savings every payday, and
+    all my subscriptions go on my Monzo card": a pattern and a fact; 我每周游泳三次；另外准备参加
+    5月17日的半程马拉松: a pattern and a goal)."""
+    cjk = bool(_CJK.search(text))
     if taken:
+        clauses = _clause_bounds(text, _CJK_COMPOUND_BREAK if cjk else _COMPOUND_BREAK)
         unread: list[tuple[int, int]] = []
         for s, e in clauses:
             if any(s < te and ts < e for ts, te in taken):
@@ -1153,10 +1161,12 @@ def _clauses_unread(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, 
             else:
                 unread.append((s, e))
         return [(s, text[s:e].strip()) for s, e in unread] if len(clauses) > 1 else []
-    if breaks is _COMPOUND_BREAK and len(clauses) > 1:
-        parts = [(s, text[s:e].strip()) for s, e in clauses]
-        if len({kind_by_definition(part) for _s, part in parts}) > 1:
-            return parts
+    parts = [
+        (s, text[s:e].strip())
+        for s, e in _clause_bounds(text, _CJK_SEMICOLON if cjk else _COMPOUND_BREAK)
+    ]
+    if len(parts) > 1 and len({kind_by_definition(part) for _s, part in parts}) > 1:
+        return parts
     return [(0, text)]
 
 

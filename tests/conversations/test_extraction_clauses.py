@@ -43,7 +43,19 @@ def _kinds_with(stored: list[tuple[str, str]], term: str) -> list[str]:
             "pattern",
             "savings",
         ),
+        (
+            "I've only used Python and Go professionally, so I want to finish the Rust book.",
+            "Python and Go",
+            "goal",
+            "Rust book",
+        ),
         ("我在准备雅思，目标是7分；背单词我更喜欢用 Anki。", "", "goal", "雅思"),
+        (
+            "我现在每周游泳三次；另外准备参加2026年5月17日的千岛湖半程马拉松。",
+            "",
+            "pattern",
+            "游泳",
+        ),
         ("我住在成都，周末更喜欢去青城山徒步，不太爱逛商场。", "成都", "preference", "徒步"),
     ],
 )

@@ -28,6 +28,10 @@ BY_DEFINITION = [
     ("I prefer Alembic migrations over hand-written SQL scripts.", "preference"),
     ("我住在上海浦东新区。", "fact"),
     ("My sister Inês is a nurse in Porto.", "fact"),
+    ("We'll definitely spend four nights in Kyoto.", "goal"),
+    ("入职前我想把 FreeRTOS 过一遍。", "goal"),
+    ("I get motion sick on buses.", "fact"),
+    ("讲的时候多给例子，少讲理论。", "preference"),
 ]
 
 
