@@ -1338,12 +1338,21 @@ def _reply_after_acceptance(reply: str) -> tuple[bool, bool, str]:
     return accepted, clearly, following[0] if following else ""
 
 
+def _proposes(text: str) -> bool:
+    """Whether an assistant's turn proposes something: it recommends ("I'd suggest …", 建议…)
+    or says how things could be without asking anything."""
+    if _recommendation(text, ""):
+        return True
+    return not any(sentence.endswith(("?", "？")) for sentence in sentences(text))
+
+
 def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidate | None:
     """What the user decided by accepting the assistant's previous turn, if they did.
 
     A reply that goes on to say what was decided, in words of the proposal ("OK, let's do
     that. Redis as the broker, RabbitMQ goes."; 行，就按你说的，上 Redis 缓存), is the decision
-    in the user's words; its quote is that sentence. One that goes on with a question
+    in the user's words; its quote is that sentence, when the assistant proposed something:
+    agreeing with a question decides nothing. One that goes on with a question
     ("Yeah, yeah. What's band steering?") adopts nothing, nor does a bare "ok" or 嗯."""
     accepted, clearly, following = _reply_after_acceptance(user.content)
     if not accepted and _ACCEPTS.search(user.content.strip()):
@@ -1352,6 +1361,7 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
         return None
     if (
         following
+        and _proposes(assistant.content)
         and not _TASK_AT_HAND.search(following)
         and _proposal_words(following) & _proposal_words(assistant.content)
     ):

@@ -487,6 +487,26 @@ def test_a_bare_acknowledgement_adopts_no_proposal(alice: Any, reply: str) -> No
     assert _stored(conversation) == []
 
 
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        (
+            "What does a booking need to know? Usually the customer, the dog and the time slot.",
+            "yeah exactly that. plus some dogs need two slots if they're big",
+        ),
+        (
+            "大概还有七周。如果3月中旬能完成采样，还来得及出初步结果。",
+            "嗯嗯。还有个问题，我之前数据都是用Excel整理",
+        ),
+    ],
+)
+def test_agreeing_with_a_question_or_a_remark_decides_nothing(
+    alice: Any, question: str, reply: str
+) -> None:
+    conversation = conversation_with(alice, ("assistant", question), ("user", reply))
+    assert "decision" not in [kind for kind, _content in _stored(conversation)]
+
+
 def test_a_counter_offer_is_kept_not_the_proposal_nor_the_plan_it_replaced(alice: Any) -> None:
     conversation = conversation_with(
         alice,
