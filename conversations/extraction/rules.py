@@ -871,6 +871,7 @@ def _fallback(
             _strong(text, dated, reference)
             or re.search(r"了|过|已经|我", said_in or text)
             or (named and text.startswith(named))
+            or _NICKNAME_START.match(text)
         ):
             return None
     else:
@@ -1408,8 +1409,16 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
 _NAMES_SOMEONE = re.compile(
     rf"\b(?:called|named|my {_REL}) ((?-i:[A-Z])[\w'-]+)"
     r"|(?:^|, |\band )((?-i:[A-Z])[\w'-]+) (?:is|was|owns|works|lives)\b"
-    r"|(?:叫|名叫|名字叫)([\u4e00-\u9fff]{1,3}?)(?=[，,。！]|$)",
+    r"|(?:叫|名叫|名字叫)([\u4e00-\u9fff]{1,3}?)(?=[，,。！]|$)"
+    # A Chinese nickname after who they are: 室友阿杰在…, 后端负责人是老周.
+    rf"|(?:{_CJK_REL}|是)((?:阿|小|老)[\u4e00-\u9fff])(?=[在是，,。做也很的跟和]|$)",
     re.IGNORECASE,
+)
+_NICKNAME_START = re.compile(rf"^(?:阿|小|老)[\u4e00-\u9fff](?:{_CJK_REL}|是|在)")
+# A Chinese sentence that starts with when, without a subject of its own ("前阵子查出肾不太好"):
+# right after one about someone named, it goes on about them.
+_SUBJECTLESS_CJK = re.compile(
+    r"^(?:前阵子|前段时间|最近|前几天|上个月|上周|昨天|今天|去年|今年|后来|之后|平时)(?![^，,。]*[我你他她它])"
 )
 _NOT_NAMES = frozenset(
     ["here", "everything", "nothing", "someone", "everyone", "life", "work", "today"]
@@ -1419,10 +1428,13 @@ _PRONOUN_START = re.compile(
 )
 
 
-def _pronoun_named(sentence: str, named: str) -> tuple[str, str]:
+def _pronoun_named(sentence: str, named: str, *, just_named: bool = False) -> tuple[str, str]:
     """The sentence with a leading "She"/"He"/她/他 replaced by the last one named before it
-    in the message, and who is named now."""
-    if named:
+    in the message (or, ``just_named`` in the sentence before, named in front of a Chinese
+    sentence without a subject), and who is named now."""
+    if named and just_named and _SUBJECTLESS_CJK.match(sentence):
+        sentence = named + sentence
+    elif named:
         start = _PRONOUN_START.match(sentence)
         if start is not None:
             said = start.group(0)
@@ -1470,6 +1482,7 @@ class RulesExtractor:
             request: Candidate | None = None
             going_on: Candidate | None = None
             after_problem = False
+            previous = ""
             named = ""
             for sentence in sentences(message.content):
                 if adopted is not None and sentence.endswith(adopted.quote):
@@ -1489,7 +1502,10 @@ class RulesExtractor:
                 if after_problem and _CIRCUMSTANCE.search(sentence):
                     continue  # How the failure just told came about: part of the report.
                 after_problem = rejection(Kind.FACT, sentence) == REASON_ONE_OFF_PROBLEM
-                sentence, named = _pronoun_named(sentence, named)
+                sentence, named = _pronoun_named(
+                    sentence, named, just_named=bool(named) and named in previous
+                )
+                previous = sentence
                 found = sentence_candidates(
                     sentence,
                     message_ids=[message.id],

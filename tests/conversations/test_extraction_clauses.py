@@ -217,6 +217,14 @@ def test_a_one_off_problem_and_a_plan_given_up_go_what_replaces_them_stays(
             "跟我",
         ),
         ("My partner and I are off from 14 to 24 May 2026.", "They and their partner are", ""),
+        # A Chinese sentence without a subject, right after one about someone named, and
+        # 他 after a nickname (阿杰), are about them.
+        (
+            "我家猫叫年糕，今年12岁了。前阵子查出肾不太好，以后只能吃处方粮。",
+            "年糕前阵子查出肾不太好",
+            "",
+        ),
+        ("我室友阿杰在米哈游做游戏原画。他女朋友小雨是护士。", "阿杰女朋友小雨是护士", ""),
     ],
 )
 def test_people_in_the_users_life_read_as_themselves(
