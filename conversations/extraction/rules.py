@@ -1352,9 +1352,10 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
 
     A reply that goes on to say what was decided, in words of the proposal ("OK, let's do
     that. Redis as the broker, RabbitMQ goes."; 行，就按你说的，上 Redis 缓存), is the decision
-    in the user's words; its quote is that sentence, when the assistant proposed something:
-    agreeing with a question decides nothing. One that goes on with a question
-    ("Yeah, yeah. What's band steering?") adopts nothing, nor does a bare "ok" or 嗯."""
+    in the user's words; its quote is that sentence, when the assistant proposed something
+    (after a bare "yeah" or 嗯嗯: recommended it); agreeing with a question decides nothing.
+    One that goes on with a question ("Yeah, yeah. What's band steering?") adopts nothing,
+    nor does a bare "ok" or 嗯."""
     accepted, clearly, following = _reply_after_acceptance(user.content)
     if not accepted and _ACCEPTS.search(user.content.strip()):
         accepted = clearly = True
@@ -1362,7 +1363,11 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
         return None
     if (
         following
-        and _proposes(assistant.content)
+        and (
+            _proposes(assistant.content)
+            if clearly
+            else bool(_recommendation(assistant.content, ""))
+        )
         and not _TASK_AT_HAND.search(following)
         and _proposal_words(following) & _proposal_words(assistant.content)
     ):

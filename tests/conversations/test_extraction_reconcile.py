@@ -495,8 +495,8 @@ def test_a_bare_acknowledgement_adopts_no_proposal(alice: Any, reply: str) -> No
             "yeah exactly that. plus some dogs need two slots if they're big",
         ),
         (
-            "大概还有七周。如果3月中旬能完成采样，还来得及出初步结果。",
-            "嗯嗯。还有个问题，我之前数据都是用Excel整理",
+            "那时间比较紧，大概还有七周。如果3月中旬能完成采样，3月底到4月上旬做实验分析，来得及。",
+            "嗯嗯。还有个问题，我之前数据都是用Excel整理，画图用Origin，但是师兄说以后会很痛苦",
         ),
     ],
 )
