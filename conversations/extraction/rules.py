@@ -665,7 +665,10 @@ _DISCOURSE = re.compile(
     r"right|hmm|ah|wow|haha|lol|mixed news|big news|other news|update|in other news|on the plus side|"
     r"funny timing|fingers crossed|confession|good news|bad news)\b[\s,.:!…]*)+|"
     r"^(?:对了|还有|另外|而且|不过|然后|对|嗯+|哈哈+|是啊|是的|其实|说实话|说到这个|跟你说|还有个好消息|有个好消息|有个坏消息|"
-    r"还有个坏消息|说个开心的|好消息是|坏消息是)(?:[，,。！!…\s]+|$)",
+    r"还有个坏消息|说个开心的|好消息是|坏消息是|跟你说个事儿?)(?:[，,。！!…\s]+|$)"
+    # A lead-in that gives context before the statement: "Quick context: …", 给你同步一下组里的情况：
+    r"|^(?:(?:a )?(?:quick |little )?(?:bit of )?(?:context|background|fyi|heads up)\b[^:：.!?]{0,50}"
+    r"|[^：:。！？]{0,12}(?:背景|情况|同步一下|交代一下|说明一下)[^：:。！？]{0,6})[:：]\s*",
     re.IGNORECASE,
 )
 _ABOUT_OTHERS = re.compile(rf"^(?:my|our) {_REL}\b|^我的?{_CJK_REL}", re.IGNORECASE)
@@ -872,6 +875,7 @@ def _fallback(
             or re.search(r"了|过|已经|我", said_in or text)
             or (named and text.startswith(named))
             or _NICKNAME_START.match(text)
+            or re.search(_CJK_NICKNAME, text)
         ):
             return None
     else:
@@ -1411,12 +1415,13 @@ def adopted_candidate(assistant: WindowMessage, user: WindowMessage) -> Candidat
 
 # Who a sentence names (a pet "called Biscuit", "my sister Inês", "Marta is our designer"),
 # and a sentence that starts with "She"/"He"/她/他, which is about them.
+# A Chinese nickname after who they are: 室友阿杰在…, 后端负责人是老周.
+_CJK_NICKNAME = rf"(?:{_CJK_REL}|是)((?:阿|小|老)[\u4e00-\u9fff])(?=[在是，,。做也很的跟和]|$)"
 _NAMES_SOMEONE = re.compile(
     rf"\b(?:called|named|my {_REL}) ((?-i:[A-Z])[\w'-]+)"
     r"|(?:^|, |\band )((?-i:[A-Z])[\w'-]+) (?:is|was|owns|works|lives)\b"
     r"|(?:叫|名叫|名字叫)([\u4e00-\u9fff]{1,3}?)(?=[，,。！]|$)"
-    # A Chinese nickname after who they are: 室友阿杰在…, 后端负责人是老周.
-    rf"|(?:{_CJK_REL}|是)((?:阿|小|老)[\u4e00-\u9fff])(?=[在是，,。做也很的跟和]|$)",
+    rf"|{_CJK_NICKNAME}",
     re.IGNORECASE,
 )
 _NICKNAME_START = re.compile(rf"^(?:阿|小|老)[\u4e00-\u9fff](?:{_CJK_REL}|是|在)")

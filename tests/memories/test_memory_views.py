@@ -113,6 +113,9 @@ def test_row_shows_kind_scope_use_scores_origin_and_states(alice: Any, project: 
         f"/settings/memories/{newer.pk}/history",
     ):
         assert text in page, text
+    # That it was replaced shows on the row itself, before its details are opened.
+    summary = page.split('class="memory-details"')[0].rsplit("<summary", 1)[1]
+    assert "Replaced by a newer memory" in summary
 
 
 def test_search_narrows_and_highlights(alice: Any) -> None:
