@@ -105,7 +105,7 @@ _PROBLEM = re.compile(
     r"(?:was|were|is|got) (?:late|delayed|cancelled|canceled)|"
     r"(?:keeps?|kept) (?:losing|dropping|crashing|breaking|freezing|timing out)|"
     r"lost (?:\w+ ){0,3}(?:work|data|files?|money|progress|connection|everything))\b"
-    r"|失败|报错|出错|丢失|出了事故|事故|崩溃|宕机|挂了|超时|坏了|丢了|亏了|晚了|(?<!推)迟到|没(?:写|做|跑|弄|改)完|错过"
+    r"|失败|报错|出错|丢失|出了事故|事故|崩溃|宕机|挂了|超时|坏了|丢了|亏了|晚了|(?<!推)迟到|没(?:写|做|跑|弄|改)完|错过|蓝屏|死机|卡死|掉线|没(?:交|赶)上"
     r"|(?:连|打|登|下|用|跑|装)不(?:上|开|了|起来)|被(?:封|禁|限流|屏蔽|盗)",
     re.IGNORECASE,
 )
