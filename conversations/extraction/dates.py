@@ -405,6 +405,13 @@ def find(text: str, reference: date | None) -> list[Expression]:
     return sorted(found, key=lambda expression: expression.start)
 
 
+# "on track for Friday" reads "on track for 20 October 2023", not "for on 20 October".
+_DOUBLED_PREPOSITION = re.compile(
+    r"\b(for|by|until|till|since|before|after|from|to|on) (?:on|in) (?=(?:the week of )?\d)",
+    re.IGNORECASE,
+)
+
+
 def resolve(text: str, reference: date | datetime | None) -> Dated:
     """``text`` with its relative dates made absolute against ``reference``.
 
@@ -432,7 +439,7 @@ def resolve(text: str, reference: date | datetime | None) -> Dated:
         pieces.append(replacement)
         last = end
     pieces.append(text[last:])
-    rewritten = "".join(pieces)
+    rewritten = _DOUBLED_PREPOSITION.sub(r"\1 ", "".join(pieces))
     if first[0] == 0 and first[2].startswith(("on ", "in ")) and rewritten.startswith(first[2]):
         # "Yesterday I went ..." reads "I went ... on 7 May 2023".
         rest = rewritten[len(first[2]) :].lstrip(" ,")

@@ -42,6 +42,9 @@ CASES = [
     ("三天前摔了一跤", date(2024, 3, 2), "2024年2月28日摔了一跤", date(2024, 2, 28), "day"),
     ("去年9月参加了比赛", date(2024, 5, 1), "2023年9月参加了比赛", date(2023, 9, 1), "month"),
     ("中期检查是4月18号", date(2024, 2, 26), "中期检查是2024年4月18日", date(2024, 4, 18), "day"),
+    # A preposition before the expression takes the place of its "on".
+    ("since yesterday I walk", date(2023, 10, 17), "since 16 October 2023 I walk", date(2023, 10, 16), "day"),
+    ("from tomorrow I walk", date(2023, 10, 17), "from 18 October 2023 I walk", date(2023, 10, 18), "day"),
 ]  # fmt: skip
 
 
