@@ -81,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     setup_django()
     from conversations.extraction.rules import RulesExtractor
-    from conversations.extraction.runs import _is_sensitive, is_trivial
+    from conversations.extraction.runs import _is_sensitive, worth_reading
     from memories.sensitive import contains_sensitive
 
     samples = json.loads(args.data.read_text())
@@ -95,7 +95,7 @@ def main() -> None:
         counts = {"candidates": 0, "secret": 0, "kept_secret": 0}
         for messages, dia_ids in windows(sample):
             texts.update({dia_ids[m.id]: f"{m.speaker}: {m.content}" for m in messages})
-            kept = [m for m in messages if not is_trivial(m.role, m.content)]
+            kept = worth_reading(messages)
             all_windows.append(kept)
             for candidate in extractor.extract(kept):
                 counts["candidates"] += 1

@@ -49,6 +49,9 @@ SMALL_TALK = re.compile(
     r"\b(?:weather|how are you|how's it going|nice to meet|good (?:morning|night|evening))\b"
     r"|天气|下雨|你好|早上好|晚安|在吗|先到这|谢谢|知道啦|^哈哈|(?:生日|新年|节日|中秋|国庆|春节)快乐"
     r"|(?:我)?记下了[。！!]?$|先这样吧?[。！!]?$"
+    # Putting it off: "I'll think about it", 我考虑一下.
+    r"|^(?:我)?(?:考虑一下|想想|再想想|再说吧?|回头再说)[。！!]?$"
+    r"|^(?:I'll think about it|maybe later|let me think(?: about it)?)\b"
     r"|^(?:hi|hello|hey|thanks|thank you|cheers|bye|see you|take care|welcome|miss you|"
     r"love you|hugs|haha|lol|merry christmas|happy (?:birthday|new year|holidays|christmas|"
     r"easter|friday|weekend)|glad (?:you|to hear|it)|good (?:luck|job|point|call|question))\b"

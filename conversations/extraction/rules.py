@@ -1462,6 +1462,76 @@ def _pronoun_named(sentence: str, named: str, *, just_named: bool = False) -> tu
     return sentence, names[-1] if names else named
 
 
+# What the assistant asks for with its last sentence ("Where will it be deployed?",
+# 每天能花多少时间？): a short reply's first sentence is the answer.
+_WH_QUESTION = re.compile(
+    r"^(?:and |so )?(?:where|what|which|how|when|who)\b.*\?$|^[^？?]*(?:哪|什么|几|多少|多久|怎么|谁)[^？?]*？$",
+    re.IGNORECASE,
+)
+_YOU_ASKED = [
+    (re.compile(r"\bdo you\b", re.I), "does the user"),
+    (re.compile(r"\bare you\b", re.I), "is the user"),
+    (re.compile(r"\bhave you\b", re.I), "has the user"),
+    (re.compile(r"\bwere you\b", re.I), "was the user"),
+    (re.compile(r"\byou're\b", re.I), "the user is"),
+    (re.compile(r"\byour\b", re.I), "the user's"),
+    (re.compile(r"\byou\b", re.I), "the user"),
+    (re.compile(r"你们|您|你"), "用户"),
+]
+
+
+# How the user feels or how things go: the answer is talk ("Tired but good.").
+_HOW_IT_GOES = re.compile(
+    r"\bfeel(?:s|ing)?\b|\bhow(?:'s| (?:are|is|was|were)) (?:you|things|it|everything|life)\b"
+    r"|\bgoing\?$|感觉|心情|怎么样|还好吗",
+    re.IGNORECASE,
+)
+_ASKS_TASTE = re.compile(r"\b(?:like|prefer|favou?rite|rather)\b|喜欢|偏好|更爱", re.IGNORECASE)
+
+
+def asked(text: str) -> str:
+    """The closing question of an assistant's turn when it asks for something (not a yes-or-no
+    question, nor how things go), or ""."""
+    said = sentences(text)
+    if not said or not _WH_QUESTION.match(said[-1]) or _HOW_IT_GOES.search(said[-1]):
+        return ""
+    return said[-1]
+
+
+def _answer(question: str, sentence: str, message: WindowMessage) -> list[Candidate]:
+    """A short reply to ``question`` that no rule reads, kept with the question ("Where will it
+    be deployed? Vercel."), when it answers with something: a name, a number or date, a
+    habit; not a reaction ("Pretty good!")."""
+    answer = _DISCOURSE.sub("", sentence).strip()
+    words = answer.split()
+    too_long = len(answer) > 30 if _CJK.search(answer) else len(words) > 8
+    if not answer or too_long or not _is_statement(answer):
+        return []
+    first = _WORDS.match(answer.lower())
+    dated = resolve(answer, message.sent_at)
+    reference = message.sent_at.date() if message.sent_at else None
+    if (
+        kind_by_definition(answer) == Kind.FACT
+        and not _strong(answer, dated, reference)
+        and (_CJK.search(answer) or first is None or first.group(0) in _COMMON_STARTS)
+    ):
+        return []
+    for you, user in _YOU_ASKED:
+        question = you.sub(user, question)
+    # Asked what the user likes or prefers, the answer is a preference.
+    kind = Kind.PREFERENCE if _ASKS_TASTE.search(question) else Kind.FACT
+    return [
+        Candidate(
+            kind=kind,
+            content=f"{question} {clean_content(dated.text)}"[:MAX_CONTENT_CHARS],
+            message_ids=[message.id],
+            quote=sentence,
+            confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
+            event_date=dated.date,
+        )
+    ]
+
+
 class RulesExtractor:
     """Every human's statements, and what the user adopted of the assistant's.
 
@@ -1488,6 +1558,9 @@ class RulesExtractor:
                 adopted = adopted_candidate(previous_assistant, message)
                 if adopted is not None:
                     candidates.append(adopted)
+            question = (
+                asked(previous_assistant.content) if previous_assistant and not speaker else ""
+            )
             previous_assistant = None
             request: Candidate | None = None
             going_on: Candidate | None = None
@@ -1523,6 +1596,9 @@ class RulesExtractor:
                     sent_at=message.sent_at,
                     named=named,
                 )
+                if question and not found:
+                    found = _answer(question, sentence, message)
+                question = ""  # Only the reply's first sentence answers.
                 if request is not None and [c.tags for c in found] == [[ANSWERS]]:
                     # A request about answers that goes on in the next sentence is one request.
                     request.content = f"{request.content} {found[0].content}"[:MAX_CONTENT_CHARS]

@@ -27,6 +27,7 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -41,6 +42,7 @@ from accounts.models import MemorySettings
 from conversations.extraction import Candidate, ExtractionFailed, WindowMessage, get_extractor
 from conversations.extraction.kinds import kind_by_definition
 from conversations.extraction.reconcile import Reconciler
+from conversations.extraction.rules import asked
 from conversations.models import (
     Conversation,
     ExtractionRun,
@@ -92,14 +94,32 @@ def run_batch(run_id: int) -> uuid.UUID:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"memoryapp:extraction-run:{run_id}")
 
 
-def is_trivial(role: str, content: str) -> bool:
+def is_trivial(role: str, content: str, *, answers_question: bool = False) -> bool:
+    """Whether a message says nothing worth reading: a greeting or thanks, a few characters
+    (unless they answer the question just asked: "Vercel.")."""
     text = content.strip()
     if role == MessageRole.USER:
-        return len(text) < 10 or bool(_GREETING.match(text))
+        return (len(text) < 10 and not answers_question) or bool(_GREETING.match(text))
     if role == MessageRole.ASSISTANT:
         return len(text) < 30 or bool(_GREETING.match(text))
     # System prompts and tool output are not what the user said.
     return True
+
+
+def worth_reading(messages: Sequence[WindowMessage]) -> list[WindowMessage]:
+    """The messages of a window that are not trivial (``is_trivial``)."""
+    kept: list[WindowMessage] = []
+    previous: WindowMessage | None = None
+    for message in messages:
+        answers = (
+            previous is not None
+            and previous.role == MessageRole.ASSISTANT
+            and bool(asked(previous.content))
+        )
+        if not is_trivial(message.role, message.content, answers_question=answers):
+            kept.append(message)
+        previous = message
+    return kept
 
 
 # Requesting --------------------------------------------------------------------------
@@ -517,7 +537,7 @@ def _skip_reason(
         return SKIP_SUMMARY_SEEN
     if not window and not run.summary:
         return SKIP_NOTHING_NEW
-    if not run.summary and all(is_trivial(m.role, m.content) for m in window):
+    if not run.summary and not worth_reading(window):
         return SKIP_TRIVIAL
     return ""
 
@@ -547,7 +567,7 @@ def _extract(run: ExtractionRun) -> int | None:
     extractor = get_extractor(run.extractor)
     before = run.message_before  # type: ignore[attr-defined]  # read with the run
     screened_window, secrets = screened(window, before)
-    messages = [m for m in screened_window if not is_trivial(m.role, m.content)]
+    messages = worth_reading(screened_window)
     candidates = extractor.extract(messages, run.summary)
     safe = [candidate for candidate in candidates if not _is_sensitive(candidate)]
     # Talk is not memory, nor what the owner never wants remembered (memories.gate): counted

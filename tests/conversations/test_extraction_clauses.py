@@ -268,3 +268,46 @@ def test_how_the_user_commutes_is_one_attribute_whatever_the_kind(
     newer = Memory.objects.get(content__contains=new)
     assert older.superseded_by_id == newer.pk
     assert list(Memory.objects.in_effect()) == [newer]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("question", "reply", "kept"),
+    [
+        (
+            "Nice stack. Where will it be deployed?",
+            "Vercel.",
+            ("fact", "Where will it be deployed? Vercel"),
+        ),
+        (
+            "Good plan. How much time can you give it?",
+            "An hour every weekday evening, nothing at weekends.",
+            ("pattern", "How much time can the user give it? An hour every weekday evening"),
+        ),
+        (
+            "Great. How do you like to get between cities?",
+            "Trains, always.",
+            ("preference", "How does the user like to get between cities? Trains, always"),
+        ),
+    ],
+)
+def test_a_short_answer_to_the_assistants_question_is_kept_with_it(
+    alice: Any, question: str, reply: str, kept: tuple[str, str]
+) -> None:
+    stored = extracted(alice, ("assistant", question), ("user", reply))
+    assert any(kind == kept[0] and kept[1] in content for kind, content in stored), stored
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("How are you feeling about the launch?", "Nervous but good."),
+        ("Want me to draft it?", "Sure."),
+        ("Where will it be deployed?", "Not sure yet."),
+        ("What should we call it?", "Haha, no idea."),
+        ("游泳对恢复挺有帮助的。要不要每周加一次间歇跑？", "我考虑一下。"),
+    ],
+)
+def test_talk_in_answer_to_a_question_is_not_kept(alice: Any, question: str, reply: str) -> None:
+    assert extracted(alice, ("assistant", question), ("user", reply)) == []
