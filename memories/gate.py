@@ -37,7 +37,9 @@ _QUESTION = re.compile(
     r"|(?:如何|怎么样|怎么办|咋办|为什么|为啥)[。.!！]?\s*$"
 )
 _HYPOTHETICAL = re.compile(
-    r"^(?:if|suppose|supposing|imagine|assuming|what if|in case|如果|假如|假设|要是|万一)",
+    r"^(?:if|suppose|supposing|imagine|assuming|what if|in case|如果|假如|假设|要是|万一)"
+    # After a short lead-in: "有时候我也会想，如果哪天开第二家店…", "Honestly, if it ever got big…".
+    r"|^[^，,.;]{0,12}[，,]\s*(?:if|如果|假如|要是|万一)",
     re.IGNORECASE,
 )
 # A guess: "应该稳了吧", "probably fine, I guess".
